@@ -1,0 +1,35 @@
+/* cpu_solvers.h - the CPU backend's solver records, one file per family. */
+#ifndef UDNN_CPU_SOLVERS_H
+#define UDNN_CPU_SOLVERS_H
+
+#include "cpu/ref/ref.h"
+
+/* cpu/ref/conv.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_conv_fwd;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_conv_bwd_data;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_conv_bwd_filter;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_conv_bwd_bias;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_conv_bias_act;
+/* cpu/ref/activation.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_act_fwd;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_act_bwd;
+/* cpu/ref/pooling.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_pool_fwd;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_pool_bwd;
+/* cpu/ref/softmax.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_softmax_fwd;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_softmax_bwd;
+/* cpu/ref/tensor_ops.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_set_tensor;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_scale_tensor;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_add_tensor;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_transform_tensor;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_op_tensor;
+
+/* The activation function and its derivative, shared by the activation
+ * and the fused conv-bias-activation kernels (cpu/ref/activation.c).
+ * act_grad takes x and the forward output y = act(x). */
+UDNN_CPU_INTERNAL double udnn_ref_act(const udnn_act_params *p, double x);
+UDNN_CPU_INTERNAL double udnn_ref_act_grad(const udnn_act_params *p, double x, double y);
+
+#endif /* UDNN_CPU_SOLVERS_H */

@@ -1,0 +1,364 @@
+/* check_handle.c - handles, backend choice and the plugin loader, memory
+ * and stream calls, thread-local errors and logging. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/testutil.h"
+
+/* The fake plugins built beside the tests (tests/fake/). */
+static void use_fake_plugins(void)
+{
+    char path[4096];
+    const char *top = getenv("top_builddir");
+    snprintf(path, sizeof path, "%s/tests/fake/.libs", top ? top : ".");
+    setenv("UDNN_BACKEND_PATH", path, 1);
+}
+
+START_TEST(test_create_cpu)
+{
+    udnnHandle_t h = NULL;
+    tu_ok(udnnCreateWithBackend(&h, UDNN_BACKEND_CPU, 0));
+    udnnBackend_t b;
+    tu_ok(udnnGetBackend(h, &b));
+    ck_assert_int_eq(b, UDNN_BACKEND_CPU);
+    tu_ok(udnnDestroy(h));
+    tu_ok(udnnDestroy(NULL));
+}
+END_TEST
+
+START_TEST(test_create_env_cpu)
+{
+    setenv("UDNN_BACKEND", _i ? "CPU" : "cpu", 1);
+    udnnHandle_t h = NULL;
+    tu_ok(udnnCreate(&h));
+    udnnBackend_t b;
+    tu_ok(udnnGetBackend(h, &b));
+    ck_assert_int_eq(b, UDNN_BACKEND_CPU);
+    tu_ok(udnnDestroy(h));
+}
+END_TEST
+
+START_TEST(test_create_env_bogus)
+{
+    setenv("UDNN_BACKEND", "tpu", 1);
+    udnnHandle_t h = (udnnHandle_t)0x1;
+    tu_assert_fails(udnnCreate(&h), UDNN_STATUS_BAD_PARAM, "udnnCreate", "UDNN_BACKEND", "tpu");
+    ck_assert_ptr_null(h);
+}
+END_TEST
+
+START_TEST(test_create_auto_skips_missing_plugins)
+{
+    use_fake_plugins();
+    unsetenv("UDNN_BACKEND");
+    udnnHandle_t h = NULL;
+    tu_ok(udnnCreate(&h));
+    udnnBackend_t b;
+    tu_ok(udnnGetBackend(h, &b));
+    ck_assert_int_eq(b, UDNN_BACKEND_CPU);
+    tu_ok(udnnDestroy(h));
+    tu_ok(udnnCreateWithBackend(&h, UDNN_BACKEND_AUTO, 0));
+    tu_ok(udnnGetBackend(h, &b));
+    ck_assert_int_eq(b, UDNN_BACKEND_CPU);
+    tu_ok(udnnDestroy(h));
+}
+END_TEST
+
+START_TEST(test_named_backend_abi_mismatch)
+{
+    use_fake_plugins();
+    setenv("UDNN_BACKEND", "cuda", 1);
+    udnnHandle_t h = NULL;
+    /* named and unloadable: an error, never a silent fallback */
+    tu_assert_fails(udnnCreate(&h), UDNN_STATUS_RUNTIME_PREREQUISITE_MISSING, "udnnCreate",
+                    "udnn_cuda.so", "ABI version 999");
+    ck_assert_ptr_null(h);
+}
+END_TEST
+
+START_TEST(test_named_backend_no_entry)
+{
+    use_fake_plugins();
+    udnnHandle_t h = NULL;
+    tu_assert_fails(udnnCreateWithBackend(&h, UDNN_BACKEND_HIP, 0),
+                    UDNN_STATUS_RUNTIME_PREREQUISITE_MISSING, "udnnCreateWithBackend",
+                    "udnn_hip.so", "udnn_backend_entry");
+}
+END_TEST
+
+START_TEST(test_named_backend_missing_file)
+{
+    setenv("UDNN_BACKEND_PATH", "/nonexistent-udnn-dir", 1);
+    udnnHandle_t h = NULL;
+    udnnStatus_t st = udnnCreateWithBackend(&h, UDNN_BACKEND_CUDA, 0);
+    int count = 0;
+    tu_ok(udnnGetDeviceCount(UDNN_BACKEND_CUDA, &count));
+    if (count > 0) {
+        /* an installed plugin with a device: the handle is real */
+        tu_ok(st);
+        udnnDestroy(h);
+        return;
+    }
+    ck_assert_int_ne(st, UDNN_STATUS_SUCCESS);
+    char msg[1024];
+    udnnGetLastErrorString(msg, sizeof msg);
+    ck_assert_msg(strstr(msg, "/nonexistent-udnn-dir/udnn_cuda.so") != NULL, "message: %s", msg);
+}
+END_TEST
+
+START_TEST(test_create_bad_args)
+{
+    tu_assert_fails(udnnCreate(NULL), UDNN_STATUS_BAD_PARAM, "udnnCreate", "handle");
+    udnnHandle_t h;
+    tu_assert_fails(udnnCreateWithBackend(&h, (udnnBackend_t)7, 0), UDNN_STATUS_BAD_PARAM,
+                    "udnnCreateWithBackend", "backend");
+    tu_assert_fails(udnnCreateWithBackend(&h, UDNN_BACKEND_CPU, 1), UDNN_STATUS_BAD_PARAM,
+                    "udnnCreateWithBackend", "device is 1");
+    tu_assert_fails(udnnCreateWithBackend(&h, UDNN_BACKEND_CPU, -1), UDNN_STATUS_BAD_PARAM,
+                    "udnnCreateWithBackend", "device");
+    tu_assert_fails(udnnGetBackend(NULL, NULL), UDNN_STATUS_BAD_PARAM, "udnnGetBackend",
+                    "handle");
+    h = tu_handle(UDNN_BACKEND_CPU);
+    tu_assert_fails(udnnGetBackend(h, NULL), UDNN_STATUS_BAD_PARAM, "udnnGetBackend", "backend");
+    udnnDestroy(h);
+}
+END_TEST
+
+START_TEST(test_device_count)
+{
+    use_fake_plugins();
+    int n = -1;
+    tu_ok(udnnGetDeviceCount(UDNN_BACKEND_CPU, &n));
+    ck_assert_int_eq(n, 1);
+    /* a plugin that cannot be loaded means 0 devices, not an error */
+    n = -1;
+    tu_ok(udnnGetDeviceCount(UDNN_BACKEND_CUDA, &n));
+    ck_assert_int_eq(n, 0);
+    n = -1;
+    tu_ok(udnnGetDeviceCount(UDNN_BACKEND_HIP, &n));
+    ck_assert_int_eq(n, 0);
+    tu_assert_fails(udnnGetDeviceCount(UDNN_BACKEND_CPU, NULL), UDNN_STATUS_BAD_PARAM,
+                    "udnnGetDeviceCount", "count");
+    tu_assert_fails(udnnGetDeviceCount((udnnBackend_t)9, &n), UDNN_STATUS_BAD_PARAM,
+                    "udnnGetDeviceCount", "backend");
+    unsetenv("UDNN_BACKEND");
+    tu_assert_fails(udnnGetDeviceCount(UDNN_BACKEND_AUTO, &n), UDNN_STATUS_BAD_PARAM,
+                    "udnnGetDeviceCount", "backend");
+    setenv("UDNN_BACKEND", "cpu", 1);
+    tu_ok(udnnGetDeviceCount(UDNN_BACKEND_AUTO, &n));
+    ck_assert_int_eq(n, 1);
+}
+END_TEST
+
+START_TEST(test_memory_roundtrip)
+{
+    udnnBackend_t backends[3];
+    int nb = tu_backends(backends);
+    for (int b = 0; b < nb; b++) {
+        udnnHandle_t h = tu_handle(backends[b]);
+        void *d = NULL;
+        tu_ok(udnnMalloc(h, &d, 4096));
+        ck_assert_ptr_nonnull(d);
+        unsigned char src[4096], dst[4096];
+        for (int i = 0; i < 4096; i++) src[i] = (unsigned char)(i * 7);
+        tu_ok(udnnMemcpy(h, d, src, sizeof src, UDNN_MEMCPY_HOST_TO_DEVICE));
+        tu_ok(udnnMemset(h, (char *)d + 100, 0x5A, 50));
+        tu_ok(udnnSynchronize(h));
+        void *d2 = NULL;
+        tu_ok(udnnMalloc(h, &d2, 4096));
+        tu_ok(udnnMemcpy(h, d2, d, 4096, UDNN_MEMCPY_DEVICE_TO_DEVICE));
+        tu_ok(udnnMemcpy(h, dst, d2, sizeof dst, UDNN_MEMCPY_DEVICE_TO_HOST));
+        for (int i = 0; i < 4096; i++)
+            ck_assert_int_eq(dst[i], (i >= 100 && i < 150) ? 0x5A : src[i]);
+        tu_ok(udnnFree(h, d));
+        tu_ok(udnnFree(h, d2));
+        tu_ok(udnnFree(h, NULL));
+        void *z = (void *)0x1;
+        tu_ok(udnnMalloc(h, &z, 0));
+        ck_assert_ptr_null(z);
+        udnnDestroy(h);
+    }
+}
+END_TEST
+
+START_TEST(test_memory_bad_args)
+{
+    udnnHandle_t h = tu_handle(UDNN_BACKEND_CPU);
+    void *p;
+    char buf[8];
+    tu_assert_fails(udnnMalloc(NULL, &p, 8), UDNN_STATUS_BAD_PARAM, "udnnMalloc", "handle");
+    tu_assert_fails(udnnMalloc(h, NULL, 8), UDNN_STATUS_BAD_PARAM, "udnnMalloc", "ptr");
+    tu_assert_fails(udnnMalloc(h, &p, (size_t)-1), UDNN_STATUS_ALLOC_FAILED, "udnnMalloc",
+                    "bytes");
+    tu_assert_fails(udnnFree(NULL, buf), UDNN_STATUS_BAD_PARAM, "udnnFree", "handle");
+    tu_assert_fails(udnnMemcpy(h, NULL, buf, 8, UDNN_MEMCPY_HOST_TO_DEVICE),
+                    UDNN_STATUS_BAD_PARAM, "udnnMemcpy", "dst");
+    tu_assert_fails(udnnMemcpy(h, buf, NULL, 8, UDNN_MEMCPY_HOST_TO_DEVICE),
+                    UDNN_STATUS_BAD_PARAM, "udnnMemcpy", "src");
+    tu_assert_fails(udnnMemcpy(h, buf, buf + 1, 4, (udnnMemcpyKind_t)17), UDNN_STATUS_BAD_PARAM,
+                    "udnnMemcpy", "kind");
+    tu_ok(udnnMemcpy(h, NULL, NULL, 0, UDNN_MEMCPY_HOST_TO_DEVICE));
+    tu_assert_fails(udnnMemset(h, NULL, 0, 8), UDNN_STATUS_BAD_PARAM, "udnnMemset", "ptr");
+    tu_assert_fails(udnnMemset(NULL, buf, 0, 8), UDNN_STATUS_BAD_PARAM, "udnnMemset", "handle");
+    tu_assert_fails(udnnSynchronize(NULL), UDNN_STATUS_BAD_PARAM, "udnnSynchronize", "handle");
+    udnnDestroy(h);
+}
+END_TEST
+
+START_TEST(test_stream)
+{
+    udnnHandle_t h = tu_handle(UDNN_BACKEND_CPU);
+    udnnStream_t s = (udnnStream_t)0x1;
+    tu_ok(udnnGetStream(h, &s));
+    ck_assert_ptr_null(s);
+    tu_ok(udnnSetStream(h, NULL));
+    tu_assert_fails(udnnSetStream(h, (udnnStream_t)0x1234), UDNN_STATUS_BAD_PARAM,
+                    "udnnSetStream", "streamId");
+    tu_assert_fails(udnnSetStream(NULL, NULL), UDNN_STATUS_BAD_PARAM, "udnnSetStream", "handle");
+    tu_assert_fails(udnnGetStream(h, NULL), UDNN_STATUS_BAD_PARAM, "udnnGetStream", "streamId");
+    tu_assert_fails(udnnGetStream(NULL, &s), UDNN_STATUS_BAD_PARAM, "udnnGetStream", "handle");
+    udnnDestroy(h);
+}
+END_TEST
+
+static void *fail_in_thread(void *arg)
+{
+    (void)arg;
+    udnnCreate(NULL); /* sets this thread's message only */
+    char msg[256];
+    udnnGetLastErrorString(msg, sizeof msg);
+    return strstr(msg, "udnnCreate") ? (void *)1 : NULL;
+}
+
+START_TEST(test_last_error_is_thread_local)
+{
+    udnnMalloc(NULL, NULL, 0);
+    char before[256], after[256];
+    udnnGetLastErrorString(before, sizeof before);
+    ck_assert(strstr(before, "udnnMalloc") != NULL);
+    pthread_t th;
+    void *ret = NULL;
+    ck_assert_int_eq(pthread_create(&th, NULL, fail_in_thread, NULL), 0);
+    pthread_join(th, &ret);
+    ck_assert_ptr_nonnull(ret);
+    udnnGetLastErrorString(after, sizeof after);
+    ck_assert_str_eq(before, after);
+}
+END_TEST
+
+/* Reads a whole small file into buf. */
+static void slurp(const char *path, char *buf, size_t n)
+{
+    FILE *fp = fopen(path, "r");
+    size_t got = fp ? fread(buf, 1, n - 1, fp) : 0;
+    buf[got] = '\0';
+    if (fp) fclose(fp);
+}
+
+START_TEST(test_log_api_to_file)
+{
+    char path[] = "/tmp/udnn-log-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    setenv("UDNN_LOG", "api", 1);
+    setenv("UDNN_LOG_FILE", path, 1);
+    udnnHandle_t h = tu_handle(UDNN_BACKEND_CPU);
+    void *p;
+    tu_ok(udnnMalloc(h, &p, 64));
+    udnnFree(h, p);
+    udnnTensorDescriptor_t t;
+    udnnCreateTensorDescriptor(&t);
+    udnnSetTensor4dDescriptor(t, UDNN_TENSOR_NCHW, UDNN_DATA_FLOAT, 0, 3, 4, 5);
+    udnnDestroyTensorDescriptor(t);
+    udnnDestroy(h);
+    char log[8192];
+    slurp(path, log, sizeof log);
+    unlink(path);
+    ck_assert_msg(strstr(log, "udnnCreateWithBackend(") != NULL, "log: %s", log);
+    ck_assert_msg(strstr(log, "udnnMalloc(") && strstr(log, "bytes=64"), "log: %s", log);
+    ck_assert_msg(strstr(log, "udnnSetTensor4dDescriptor(") && strstr(log, "c=3"), "log: %s",
+                  log);
+    /* api includes the error level */
+    ck_assert_msg(strstr(log, "udnn[error]") && strstr(log, "n is 0"), "log: %s", log);
+}
+END_TEST
+
+START_TEST(test_log_error_level_only)
+{
+    char path[] = "/tmp/udnn-log-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    setenv("UDNN_LOG", "error", 1);
+    setenv("UDNN_LOG_FILE", path, 1);
+    udnnHandle_t h = tu_handle(UDNN_BACKEND_CPU);
+    udnnMalloc(h, NULL, 4);
+    udnnDestroy(h);
+    char log[4096];
+    slurp(path, log, sizeof log);
+    unlink(path);
+    ck_assert_msg(strstr(log, "udnnMalloc: ptr is NULL") != NULL, "log: %s", log);
+    ck_assert_msg(strstr(log, "udnn[api]") == NULL, "log: %s", log);
+}
+END_TEST
+
+START_TEST(test_silent_by_default)
+{
+    unsetenv("UDNN_LOG");
+    char path[] = "/tmp/udnn-err-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    fflush(stderr);
+    fflush(stdout);
+    int saved_err = dup(2), saved_out = dup(1);
+    dup2(fd, 2);
+    dup2(fd, 1);
+    udnnHandle_t h = NULL;
+    udnnCreate(NULL);
+    udnnCreateWithBackend(&h, UDNN_BACKEND_CUDA, 3);
+    udnnMalloc(NULL, NULL, 1);
+    udnnSetTensor4dDescriptor(NULL, UDNN_TENSOR_NCHW, UDNN_DATA_FLOAT, 1, 1, 1, 1);
+    fflush(stderr);
+    fflush(stdout);
+    dup2(saved_err, 2);
+    dup2(saved_out, 1);
+    close(fd);
+    char out[256];
+    slurp(path, out, sizeof out);
+    unlink(path);
+    ck_assert_msg(out[0] == '\0', "udnn printed uninvited: %s", out);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("handle");
+    TCase *tc = tcase_create("handle");
+    tcase_add_test(tc, test_create_cpu);
+    tcase_add_loop_test(tc, test_create_env_cpu, 0, 2);
+    tcase_add_test(tc, test_create_env_bogus);
+    tcase_add_test(tc, test_create_auto_skips_missing_plugins);
+    tcase_add_test(tc, test_named_backend_abi_mismatch);
+    tcase_add_test(tc, test_named_backend_no_entry);
+    tcase_add_test(tc, test_named_backend_missing_file);
+    tcase_add_test(tc, test_create_bad_args);
+    tcase_add_test(tc, test_device_count);
+    suite_add_tcase(s, tc);
+
+    TCase *tm = tcase_create("memory");
+    tcase_add_test(tm, test_memory_roundtrip);
+    tcase_add_test(tm, test_memory_bad_args);
+    tcase_add_test(tm, test_stream);
+    suite_add_tcase(s, tm);
+
+    TCase *te = tcase_create("errors-and-logs");
+    tcase_add_test(te, test_last_error_is_thread_local);
+    tcase_add_test(te, test_log_api_to_file);
+    tcase_add_test(te, test_log_error_level_only);
+    tcase_add_test(te, test_silent_by_default);
+    suite_add_tcase(s, te);
+    return tu_run_suite(s);
+}
