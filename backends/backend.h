@@ -58,6 +58,19 @@ typedef enum {
     UDNN_OP_ADD_TENSOR,
     UDNN_OP_TRANSFORM_TENSOR,
     UDNN_OP_OP_TENSOR,
+    UDNN_OP_BN_FWD_TRAIN,
+    UDNN_OP_BN_FWD_INFER,
+    UDNN_OP_BN_BWD,
+    UDNN_OP_NORM_FWD,
+    UDNN_OP_NORM_BWD,
+    UDNN_OP_GROUPNORM_FWD,
+    UDNN_OP_GROUPNORM_BWD,
+    UDNN_OP_LRN_FWD,
+    UDNN_OP_LRN_BWD,
+    UDNN_OP_DROPOUT_FWD,
+    UDNN_OP_DROPOUT_BWD,
+    UDNN_OP_REDUCE,
+    UDNN_OP_MATMUL,
     UDNN_OP_COUNT
 } udnn_op;
 
@@ -158,6 +171,117 @@ typedef struct {
     void *c_ptr;
 } udnn_tensor_problem;
 
+/* Batch normalization over n, c, spatial... tensors (rank 4 or 5). The
+ * param tensor describes scale, bias and every mean/variance buffer:
+ * 1 x c x 1... (SPATIAL, SPATIAL_PERSISTENT) or 1 x c x spatial...
+ * (PER_ACTIVATION), of type param.dtype (FLOAT for HALF/BFLOAT16 data).
+ *  BN_FWD_TRAIN: y = alpha*(scale*(x-mean)*inv_std + bias) + beta*y with the
+ *    batch's mean and biased variance, inv_std = 1/sqrt(var + epsilon);
+ *    running_mean/var (when set) become (1-f)*old + f*batch with
+ *    f = exp_avg_factor and the variance unbiased (m/(m-1)); save_mean and
+ *    save_inv_std (when set) receive mean and inv_std.
+ *  BN_FWD_INFER: the same with est_mean/est_var in place of the batch's.
+ *  BN_BWD: dx = alpha*grad_x + beta*dx; dscale/dbias = alpha_param*grad +
+ *    beta_param*old; saved_mean/saved_inv_std when set, else recomputed
+ *    from x with epsilon. */
+typedef struct {
+    udnnBatchNormMode_t mode;
+    udnn_tensor x, y, dy, dx, param;
+    double alpha, beta, alpha_param, beta_param;
+    double epsilon, exp_avg_factor;
+    const void *x_ptr, *dy_ptr, *scale_ptr, *bias_ptr;
+    const void *est_mean_ptr, *est_var_ptr;         /* BN_FWD_INFER */
+    const void *saved_mean_ptr, *saved_inv_std_ptr; /* BN_BWD, nullable */
+    void *running_mean_ptr, *running_var_ptr;       /* BN_FWD_TRAIN, nullable */
+    void *save_mean_ptr, *save_inv_std_ptr;         /* BN_FWD_TRAIN, nullable */
+    void *out_ptr;                                  /* y or dx */
+    void *dscale_ptr, *dbias_ptr;                   /* BN_BWD */
+} udnn_bn_problem;
+
+/* Layer and RMS norm (NORM_*: over the trailing norm_dims dims) and group
+ * norm (GROUPNORM_*: over each group of c/groups channels and every spatial
+ * dim). scale: x's rank, 1 in the leading dims and x's size in the
+ * normalized ones (group norm: 1 x c x 1...); bias the same, nullable.
+ * stats: x's size in the leading dims, 1 in the normalized ones (group
+ * norm: n x groups x 1...), type scale.dtype. No blending: outputs are
+ * overwritten.
+ *  FWD: y = (x - mean)*inv_std*scale + bias; RMS: y = x*inv_rms*scale with
+ *    inv_rms = 1/sqrt(mean(x^2) + epsilon) stored as inv_std and mean 0.
+ *    save_mean/save_inv_std nullable.
+ *  BWD: dx, dscale and dbias (nullable; unused by RMS) from x, dy, scale
+ *    and the saved stats (saved_mean unused by RMS). */
+typedef struct {
+    udnnNormMode_t mode;
+    int norm_dims; /* NORM_* */
+    int groups;    /* GROUPNORM_* */
+    double epsilon;
+    udnn_tensor x, y, dy, dx, scale, stats;
+    const void *x_ptr, *dy_ptr, *scale_ptr, *bias_ptr;
+    const void *saved_mean_ptr, *saved_inv_std_ptr; /* BWD */
+    void *out_ptr;                                  /* y or dx */
+    void *save_mean_ptr, *save_inv_std_ptr;         /* FWD, nullable */
+    void *dscale_ptr, *dbias_ptr;                   /* BWD */
+} udnn_norm_problem;
+
+/* Cross-channel LRN: y = x / (k + alpha/n * sum of x^2 over the channels
+ * c - (n-1)/2 ... c + n/2 that exist)^beta.
+ * FWD: y = blend_alpha*lrn(x) + blend_beta*y. BWD: dx = blend_alpha*grad +
+ * blend_beta*dx from x, y and dy. */
+typedef struct {
+    unsigned n;
+    double lrn_alpha, lrn_beta, lrn_k;
+    udnn_tensor x, y, dy, dx;
+    double alpha, beta; /* the blend */
+    const void *x_ptr, *y_ptr, *dy_ptr;
+    void *out_ptr; /* y or dx */
+} udnn_lrn_problem;
+
+/* Dropout. states: {uint64 key (the seed), uint64 call counter} in the
+ * backend's memory. FWD draws the mask of call `counter` (see
+ * backends/philox.h: the cross-backend contract), writes it to reserve
+ * (one byte per element, 1 = kept, in logical row-major order), sets
+ * out = in * mask / (1 - p), and increments the counter.
+ * BWD: out = in * mask / (1 - p) with the mask from reserve. */
+typedef struct {
+    float p;
+    udnn_tensor in, out; /* x and y (FWD), dy and dx (BWD); same dims */
+    const void *in_ptr;
+    void *out_ptr;
+    void *states;
+    void *reserve;
+} udnn_dropout_problem;
+
+/* c = alpha*reduce(a) + beta*c over every dim where c has size 1 and a
+ * does not; a and c have the same rank. indices_ptr (nullable; MIN, MAX and
+ * AMAX only) receives, per element of c, the row-major index within the
+ * reduced dims of the first element that gave the result, as
+ * indices_type. */
+typedef struct {
+    udnnReduceTensorOp_t op;
+    udnnDataType_t compute_type;
+    udnnNanPropagation_t nan_opt;
+    udnnIndicesType_t indices_type;
+    udnn_tensor a, c;
+    double alpha, beta;
+    const void *a_ptr;
+    void *c_ptr;
+    void *indices_ptr;
+} udnn_reduce_problem;
+
+/* c[i] = alpha * op(a[i]) x op(b[i]) + beta * c[i] for i < batch. Tensors
+ * are 3-D (batch, rows, cols); core widens 2-D ones to batch 1 and gives a
+ * broadcast operand (batch 1 against a larger batch) batch stride 0.
+ * op(a) is m x k, op(b) is k x n, c is m x n; op(x) is x or its transpose
+ * (trans_x != 0). HALF and BFLOAT16 accumulate in at least float. */
+typedef struct {
+    int trans_a, trans_b;
+    int64_t batch, m, n, k;
+    udnn_tensor a, b, c;
+    double alpha, beta;
+    const void *a_ptr, *b_ptr;
+    void *c_ptr;
+} udnn_matmul_problem;
+
 /* The services core lends a backend. */
 typedef struct {
     uint32_t abi_version;
@@ -180,7 +304,10 @@ typedef struct {
 /* One algorithm of one op. `problem` points to the struct its op takes:
  * udnn_conv_problem for the CONV_FWD/BWD_DATA/BWD_FILTER/BIAS_ACT ops,
  * udnn_conv_bias_problem, udnn_act_problem, udnn_pool_problem,
- * udnn_softmax_problem, udnn_tensor_problem. */
+ * udnn_softmax_problem, udnn_tensor_problem (SET/SCALE/ADD/TRANSFORM/OP
+ * tensor), udnn_bn_problem, udnn_norm_problem (NORM_* and GROUPNORM_*),
+ * udnn_lrn_problem, udnn_dropout_problem, udnn_reduce_problem,
+ * udnn_matmul_problem. */
 typedef struct {
     const char *name; /* stable: used by UDNN_DISABLE_SOLVERS and perfdb */
     udnn_op op;

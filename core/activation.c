@@ -52,27 +52,7 @@ static const char *act_str(const udnnActivationDescriptor_t d, char *buf, size_t
     return buf;
 }
 
-/* The type alpha and beta are read as, for API logs before validation. */
-static udnnDataType_t scalar_type(const udnnTensorDescriptor_t d)
-{
-    return d != NULL && d->is_set ? d->dtype : UDNN_DATA_FLOAT;
-}
 
-/* out may alias in only element for element (dims are already equal). */
-static udnnStatus_t check_in_place(const char *fn, const char *out_arg,
-                                   const udnnTensorDescriptor_t out_desc, const void *out,
-                                   const char *in_arg, const udnnTensorDescriptor_t in_desc,
-                                   const void *in)
-{
-    if (out != in) return UDNN_STATUS_SUCCESS;
-    for (int i = 0; i < out_desc->nb_dims; i++)
-        if (out_desc->strides[i] != in_desc->strides[i])
-            return udnn_fail(UDNN_STATUS_BAD_PARAM,
-                             "%s: %s is the buffer of %s (in place), but their descriptors' "
-                             "stride %d differs (%d, %d)",
-                             fn, out_arg, in_arg, i, out_desc->strides[i], in_desc->strides[i]);
-    return UDNN_STATUS_SUCCESS;
-}
 
 udnnStatus_t udnnCreateActivationDescriptor(udnnActivationDescriptor_t *activationDesc)
 {
@@ -165,9 +145,9 @@ udnnStatus_t udnnActivationForward(udnnHandle_t handle,
     UDNN_LOG_API_CALL("%s(handle=%p, activationDesc=%s, alpha=%s, xDesc=%s, x=%p, beta=%s, "
                       "yDesc=%s, y=%p)",
                       fn, (void *)handle, act_str(activationDesc, ad, sizeof ad),
-                      udnn_scalar_str(alpha, scalar_type(xDesc), as, sizeof as),
+                      udnn_scalar_str(alpha, udnn_log_scalar_type(xDesc), as, sizeof as),
                       udnn_tensor_str(xDesc, xd, sizeof xd), x,
-                      udnn_scalar_str(beta, scalar_type(xDesc), bs, sizeof bs),
+                      udnn_scalar_str(beta, udnn_log_scalar_type(xDesc), bs, sizeof bs),
                       udnn_tensor_str(yDesc, yd, sizeof yd), y);
     UDNN_TRY(udnn_check_handle(fn, handle));
     UDNN_TRY(udnn_check_ptr(fn, "activationDesc", activationDesc));
@@ -180,7 +160,7 @@ udnnStatus_t udnnActivationForward(udnnHandle_t handle,
     UDNN_TRY(udnn_check_float_type(fn, "xDesc", xDesc));
     UDNN_TRY(udnn_check_same_type(fn, "xDesc", xDesc, "yDesc", yDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "yDesc", yDesc));
-    UDNN_TRY(check_in_place(fn, "y", yDesc, y, "x", xDesc, x));
+    UDNN_TRY(udnn_check_in_place(fn, "y", yDesc, y, "x", xDesc, x));
 
     udnn_act_problem p = {0};
     p.act = activationDesc->params;
@@ -208,11 +188,11 @@ udnnStatus_t udnnActivationBackward(udnnHandle_t handle,
     UDNN_LOG_API_CALL("%s(handle=%p, activationDesc=%s, alpha=%s, yDesc=%s, y=%p, dyDesc=%s, "
                       "dy=%p, xDesc=%s, x=%p, beta=%s, dxDesc=%s, dx=%p)",
                       fn, (void *)handle, act_str(activationDesc, ad, sizeof ad),
-                      udnn_scalar_str(alpha, scalar_type(xDesc), as, sizeof as),
+                      udnn_scalar_str(alpha, udnn_log_scalar_type(xDesc), as, sizeof as),
                       udnn_tensor_str(yDesc, yd, sizeof yd), y,
                       udnn_tensor_str(dyDesc, dyd, sizeof dyd), dy,
                       udnn_tensor_str(xDesc, xd, sizeof xd), x,
-                      udnn_scalar_str(beta, scalar_type(xDesc), bs, sizeof bs),
+                      udnn_scalar_str(beta, udnn_log_scalar_type(xDesc), bs, sizeof bs),
                       udnn_tensor_str(dxDesc, dxd, sizeof dxd), dx);
     UDNN_TRY(udnn_check_handle(fn, handle));
     UDNN_TRY(udnn_check_ptr(fn, "activationDesc", activationDesc));
@@ -233,9 +213,9 @@ udnnStatus_t udnnActivationBackward(udnnHandle_t handle,
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "yDesc", yDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "dyDesc", dyDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "dxDesc", dxDesc));
-    UDNN_TRY(check_in_place(fn, "dx", dxDesc, dx, "dy", dyDesc, dy));
-    UDNN_TRY(check_in_place(fn, "dx", dxDesc, dx, "x", xDesc, x));
-    UDNN_TRY(check_in_place(fn, "dx", dxDesc, dx, "y", yDesc, y));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "dy", dyDesc, dy));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "x", xDesc, x));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "y", yDesc, y));
 
     udnn_act_problem p = {0};
     p.act = activationDesc->params;

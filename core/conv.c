@@ -6,15 +6,6 @@
 
 #include "core/core.h"
 
-/* conv_desc.c: validates x, w and convDesc together and gives the output
- * dims. Declared here because core.h, shared by every family, has no
- * conv-only section. */
-UDNN_INTERNAL udnnStatus_t udnn_conv_output_dims(const char *fn, const char *x_arg,
-                                                 const udnnTensorDescriptor_t x, const char *w_arg,
-                                                 const udnnFilterDescriptor_t w,
-                                                 const udnnConvolutionDescriptor_t conv,
-                                                 int out[UDNN_DIM_MAX]);
-
 /* ---- the three directions ------------------------------------------------------ */
 
 /* What differs between forward, backward data and backward filter. */
@@ -62,31 +53,27 @@ static const char *conv_str(const udnnConvolutionDescriptor_t d, char *buf, size
     return buf;
 }
 
-/* The type alpha/beta are read as, from the data descriptor when usable. */
-static udnnDataType_t scalar_type(const udnnTensorDescriptor_t d)
-{
-    return d != NULL && d->is_set ? d->dtype : UDNN_DATA_FLOAT;
-}
-
 /* ---- validation ------------------------------------------------------------------ */
 
 /* The compute types each data type may run with, as cuDNN allows them. */
+static int compute_type_fits(udnnDataType_t data, udnnDataType_t compute)
+{
+    switch (data) {
+    case UDNN_DATA_DOUBLE: return compute == UDNN_DATA_DOUBLE;
+    case UDNN_DATA_HALF: return compute == UDNN_DATA_HALF || compute == UDNN_DATA_FLOAT;
+    default: return compute == UDNN_DATA_FLOAT;
+    }
+}
+
 static udnnStatus_t check_compute_type(const char *fn, udnnDataType_t data, udnnDataType_t compute)
 {
-    int ok;
-    const char *allowed;
-    switch (data) {
-    case UDNN_DATA_DOUBLE: ok = compute == UDNN_DATA_DOUBLE, allowed = "DOUBLE"; break;
-    case UDNN_DATA_HALF:
-        ok = compute == UDNN_DATA_HALF || compute == UDNN_DATA_FLOAT, allowed = "HALF or FLOAT";
-        break;
-    default: ok = compute == UDNN_DATA_FLOAT, allowed = "FLOAT"; break;
-    }
-    if (!ok)
-        return udnn_fail(UDNN_STATUS_BAD_PARAM,
-                         "%s: convDesc has compute type %s; %s data takes %s compute", fn,
-                         udnn_dtype_name(compute), udnn_dtype_name(data), allowed);
-    return UDNN_STATUS_SUCCESS;
+    if (compute_type_fits(data, compute)) return UDNN_STATUS_SUCCESS;
+    const char *allowed = data == UDNN_DATA_DOUBLE ? "DOUBLE"
+                          : data == UDNN_DATA_HALF ? "HALF or FLOAT"
+                                                   : "FLOAT";
+    return udnn_fail(UDNN_STATUS_BAD_PARAM,
+                     "%s: convDesc has compute type %s; %s data takes %s compute", fn,
+                     udnn_dtype_name(compute), udnn_dtype_name(data), allowed);
 }
 
 /* Validates the descriptors of any direction and builds the problem, with
@@ -155,15 +142,16 @@ static udnnStatus_t find_solver(const char *fn, udnnHandle_t h, const conv_direc
     return UDNN_STATUS_SUCCESS;
 }
 
-/* Reads alpha and beta as the data type says; both must be given. */
-static udnnStatus_t read_blend(const char *fn, const char *alpha_arg, const void *alpha,
-                               const char *beta_arg, const void *beta, udnnDataType_t t,
-                               udnn_conv_problem *p)
+/* Reads two host scalars (alpha and beta, or alpha1 and alpha2) as the
+ * data type says; both must be given. */
+static udnnStatus_t read_scalars(const char *fn, const char *a_arg, const void *a,
+                                 const char *b_arg, const void *b, udnnDataType_t t, double *a_out,
+                                 double *b_out)
 {
-    UDNN_TRY(udnn_check_ptr(fn, alpha_arg, alpha));
-    UDNN_TRY(udnn_check_ptr(fn, beta_arg, beta));
-    p->alpha = udnn_read_scalar(alpha, t);
-    p->beta = udnn_read_scalar(beta, t);
+    UDNN_TRY(udnn_check_ptr(fn, a_arg, a));
+    UDNN_TRY(udnn_check_ptr(fn, b_arg, b));
+    *a_out = udnn_read_scalar(a, t);
+    *b_out = udnn_read_scalar(b, t);
     return UDNN_STATUS_SUCCESS;
 }
 
@@ -202,16 +190,16 @@ udnnStatus_t udnnConvolutionForward(udnnHandle_t handle, const void *alpha,
     char sa[UDNN_STR_SCALAR], sb[UDNN_STR_SCALAR];
     UDNN_LOG_API_CALL("%s(handle=%p, alpha=%s, xDesc=%s, x=%p, wDesc=%s, w=%p, convDesc=%s, "
                       "algo=%d, workSpace=%p, workSpaceSizeInBytes=%zu, beta=%s, yDesc=%s, y=%p)",
-                      fn, (void *)handle, udnn_scalar_str(alpha, scalar_type(xDesc), sa, sizeof sa),
+                      fn, (void *)handle, udnn_scalar_str(alpha, udnn_log_scalar_type(xDesc), sa, sizeof sa),
                       udnn_tensor_str(xDesc, bx, sizeof bx), x,
                       udnn_filter_str(wDesc, bw, sizeof bw), w, conv_str(convDesc, bc, sizeof bc),
                       (int)algo, workSpace, workSpaceSizeInBytes,
-                      udnn_scalar_str(beta, scalar_type(xDesc), sb, sizeof sb),
+                      udnn_scalar_str(beta, udnn_log_scalar_type(xDesc), sb, sizeof sb),
                       udnn_tensor_str(yDesc, by, sizeof by), y);
     udnn_conv_problem p;
     const conv_names nm = {"xDesc", "wDesc", "yDesc"};
     UDNN_TRY(conv_problem(fn, nm, handle, xDesc, wDesc, convDesc, yDesc, &p));
-    UDNN_TRY(read_blend(fn, "alpha", alpha, "beta", beta, xDesc->dtype, &p));
+    UDNN_TRY(read_scalars(fn, "alpha", alpha, "beta", beta, xDesc->dtype, &p.alpha, &p.beta));
     UDNN_TRY(udnn_check_ptr(fn, "x", x));
     UDNN_TRY(udnn_check_ptr(fn, "w", w));
     UDNN_TRY(udnn_check_ptr(fn, "y", y));
@@ -237,15 +225,15 @@ udnnStatus_t udnnConvolutionBackwardData(udnnHandle_t handle, const void *alpha,
         "%s(handle=%p, alpha=%s, wDesc=%s, w=%p, dyDesc=%s, dy=%p, convDesc=%s, "
         "algo=%d, workSpace=%p, workSpaceSizeInBytes=%zu, beta=%s, dxDesc=%s, "
         "dx=%p)",
-        fn, (void *)handle, udnn_scalar_str(alpha, scalar_type(dyDesc), sa, sizeof sa),
+        fn, (void *)handle, udnn_scalar_str(alpha, udnn_log_scalar_type(dyDesc), sa, sizeof sa),
         udnn_filter_str(wDesc, bw, sizeof bw), w, udnn_tensor_str(dyDesc, bdy, sizeof bdy), dy,
         conv_str(convDesc, bc, sizeof bc), (int)algo, workSpace, workSpaceSizeInBytes,
-        udnn_scalar_str(beta, scalar_type(dyDesc), sb, sizeof sb),
+        udnn_scalar_str(beta, udnn_log_scalar_type(dyDesc), sb, sizeof sb),
         udnn_tensor_str(dxDesc, bdx, sizeof bdx), dx);
     udnn_conv_problem p;
     const conv_names nm = {"dxDesc", "wDesc", "dyDesc"};
     UDNN_TRY(conv_problem(fn, nm, handle, dxDesc, wDesc, convDesc, dyDesc, &p));
-    UDNN_TRY(read_blend(fn, "alpha", alpha, "beta", beta, dxDesc->dtype, &p));
+    UDNN_TRY(read_scalars(fn, "alpha", alpha, "beta", beta, dxDesc->dtype, &p.alpha, &p.beta));
     UDNN_TRY(udnn_check_ptr(fn, "w", w));
     UDNN_TRY(udnn_check_ptr(fn, "dy", dy));
     UDNN_TRY(udnn_check_ptr(fn, "dx", dx));
@@ -270,16 +258,16 @@ udnnStatus_t udnnConvolutionBackwardFilter(udnnHandle_t handle, const void *alph
     UDNN_LOG_API_CALL("%s(handle=%p, alpha=%s, xDesc=%s, x=%p, dyDesc=%s, dy=%p, convDesc=%s, "
                       "algo=%d, workSpace=%p, workSpaceSizeInBytes=%zu, beta=%s, dwDesc=%s, "
                       "dw=%p)",
-                      fn, (void *)handle, udnn_scalar_str(alpha, scalar_type(xDesc), sa, sizeof sa),
+                      fn, (void *)handle, udnn_scalar_str(alpha, udnn_log_scalar_type(xDesc), sa, sizeof sa),
                       udnn_tensor_str(xDesc, bx, sizeof bx), x,
                       udnn_tensor_str(dyDesc, bdy, sizeof bdy), dy,
                       conv_str(convDesc, bc, sizeof bc), (int)algo, workSpace, workSpaceSizeInBytes,
-                      udnn_scalar_str(beta, scalar_type(xDesc), sb, sizeof sb),
+                      udnn_scalar_str(beta, udnn_log_scalar_type(xDesc), sb, sizeof sb),
                       udnn_filter_str(dwDesc, bdw, sizeof bdw), dw);
     udnn_conv_problem p;
     const conv_names nm = {"xDesc", "dwDesc", "dyDesc"};
     UDNN_TRY(conv_problem(fn, nm, handle, xDesc, dwDesc, convDesc, dyDesc, &p));
-    UDNN_TRY(read_blend(fn, "alpha", alpha, "beta", beta, xDesc->dtype, &p));
+    UDNN_TRY(read_scalars(fn, "alpha", alpha, "beta", beta, xDesc->dtype, &p.alpha, &p.beta));
     UDNN_TRY(udnn_check_ptr(fn, "x", x));
     UDNN_TRY(udnn_check_ptr(fn, "dy", dy));
     UDNN_TRY(udnn_check_ptr(fn, "dw", dw));
@@ -320,9 +308,9 @@ udnnStatus_t udnnConvolutionBackwardBias(udnnHandle_t handle, const void *alpha,
     static const char fn[] = "udnnConvolutionBackwardBias";
     char bdy[UDNN_STR_DESC], bdb[UDNN_STR_DESC], sa[UDNN_STR_SCALAR], sb[UDNN_STR_SCALAR];
     UDNN_LOG_API_CALL("%s(handle=%p, alpha=%s, dyDesc=%s, dy=%p, beta=%s, dbDesc=%s, db=%p)", fn,
-                      (void *)handle, udnn_scalar_str(alpha, scalar_type(dyDesc), sa, sizeof sa),
+                      (void *)handle, udnn_scalar_str(alpha, udnn_log_scalar_type(dyDesc), sa, sizeof sa),
                       udnn_tensor_str(dyDesc, bdy, sizeof bdy), dy,
-                      udnn_scalar_str(beta, scalar_type(dyDesc), sb, sizeof sb),
+                      udnn_scalar_str(beta, udnn_log_scalar_type(dyDesc), sb, sizeof sb),
                       udnn_tensor_str(dbDesc, bdb, sizeof bdb), db);
     UDNN_TRY(udnn_check_handle(fn, handle));
     UDNN_TRY(udnn_check_tensor(fn, "dyDesc", dyDesc));
@@ -376,10 +364,10 @@ udnnStatus_t udnnConvolutionBiasActivationForward(
         "%s(handle=%p, alpha1=%s, xDesc=%s, x=%p, wDesc=%s, w=%p, convDesc=%s, algo=%d, "
         "workSpace=%p, workSpaceSizeInBytes=%zu, alpha2=%s, zDesc=%s, z=%p, biasDesc=%s, "
         "bias=%p, activationDesc=%p (mode %d, coef %g), yDesc=%s, y=%p)",
-        fn, (void *)handle, udnn_scalar_str(alpha1, scalar_type(xDesc), s1, sizeof s1),
+        fn, (void *)handle, udnn_scalar_str(alpha1, udnn_log_scalar_type(xDesc), s1, sizeof s1),
         udnn_tensor_str(xDesc, bx, sizeof bx), x, udnn_filter_str(wDesc, bw, sizeof bw), w,
         conv_str(convDesc, bc, sizeof bc), (int)algo, workSpace, workSpaceSizeInBytes,
-        udnn_scalar_str(alpha2, scalar_type(xDesc), s2, sizeof s2),
+        udnn_scalar_str(alpha2, udnn_log_scalar_type(xDesc), s2, sizeof s2),
         udnn_tensor_str(zDesc, bz, sizeof bz), z, udnn_tensor_str(biasDesc, bb, sizeof bb), bias,
         (void *)activationDesc, activationDesc ? (int)activationDesc->params.mode : -1,
         activationDesc ? activationDesc->params.coef : 0.0, udnn_tensor_str(yDesc, by, sizeof by),
@@ -391,7 +379,8 @@ udnnStatus_t udnnConvolutionBiasActivationForward(
     UDNN_TRY(udnn_check_tensor(fn, "biasDesc", biasDesc));
     UDNN_TRY(udnn_check_ptr(fn, "activationDesc", activationDesc));
     UDNN_TRY(check_channel_vector(fn, "biasDesc", biasDesc, "yDesc", yDesc));
-    UDNN_TRY(read_blend(fn, "alpha1", alpha1, "alpha2", alpha2, xDesc->dtype, &p));
+    UDNN_TRY(
+        read_scalars(fn, "alpha1", alpha1, "alpha2", alpha2, xDesc->dtype, &p.alpha, &p.alpha2));
     UDNN_TRY(udnn_check_ptr(fn, "x", x));
     UDNN_TRY(udnn_check_ptr(fn, "w", w));
     UDNN_TRY(udnn_check_ptr(fn, "z", z));
@@ -399,9 +388,6 @@ udnnStatus_t udnnConvolutionBiasActivationForward(
     UDNN_TRY(udnn_check_ptr(fn, "y", y));
     UDNN_TRY(check_z(fn, zDesc, z, yDesc, y));
     UDNN_TRY(check_not_in_place(fn, "y", y, "x", x));
-    /* read_blend put alpha2 where beta goes; CBA has no beta */
-    p.alpha2 = p.beta;
-    p.beta = 0.0;
     p.x_ptr = x;
     p.w_ptr = w;
     p.out_ptr = y;

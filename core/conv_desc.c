@@ -4,14 +4,6 @@
 
 #include "core/core.h"
 
-/* Validates x, w and convDesc against each other and gives the output dims
- * (n, k, spatial...). Also used by conv.c, which declares it. */
-UDNN_INTERNAL udnnStatus_t udnn_conv_output_dims(const char *fn, const char *x_arg,
-                                                 const udnnTensorDescriptor_t x, const char *w_arg,
-                                                 const udnnFilterDescriptor_t w,
-                                                 const udnnConvolutionDescriptor_t conv,
-                                                 int out[UDNN_DIM_MAX]);
-
 /* Letters of the spatial dims, as users know them. */
 static char spatial_letter(int nb_spatial, int i)
 {

@@ -115,6 +115,10 @@ UDNN_INTERNAL const char *udnn_tensor_str(const udnnTensorDescriptor_t d, char *
 UDNN_INTERNAL const char *udnn_filter_str(const udnnFilterDescriptor_t d, char *buf, size_t n);
 UDNN_INTERNAL const char *udnn_dtype_name(udnnDataType_t t);
 
+/* The data type of a descriptor that may be NULL or unset, FLOAT then:
+ * how API logs read alpha/beta before validation. */
+UDNN_INTERNAL udnnDataType_t udnn_log_scalar_type(const udnnTensorDescriptor_t d);
+
 /* Formats a scalar argument for API logs: *(float*) or *(double*) by type. */
 UDNN_INTERNAL const char *udnn_scalar_str(const void *p, udnnDataType_t t, char *buf, size_t n);
 
@@ -159,7 +163,16 @@ UDNN_INTERNAL udnnStatus_t udnn_check_same_type(const char *fn, const char *arg_
 UDNN_INTERNAL udnnStatus_t udnn_check_rank(const char *fn, const char *arg,
                                            const udnnTensorDescriptor_t d, int lo, int hi);
 
-/* The scalar type alpha/beta are read as for data of type t. */
+/* An output buffer may be one of the inputs only element for element:
+ * succeeds when out != in, or when both descriptors have one type, dims
+ * and strides. */
+UDNN_INTERNAL udnnStatus_t udnn_check_in_place(const char *fn, const char *out_arg,
+                                               const udnnTensorDescriptor_t out_desc,
+                                               const void *out, const char *in_arg,
+                                               const udnnTensorDescriptor_t in_desc,
+                                               const void *in);
+
+/* The type alpha/beta are read as for data of type t. */
 UDNN_INTERNAL double udnn_read_scalar(const void *p, udnnDataType_t t);
 
 /* Size in bytes of one element; 0 for an unknown type. */
@@ -177,6 +190,16 @@ UDNN_INTERNAL void udnn_spatial_tensor_from_filter(const udnnFilterDescriptor_t 
 /* Strides of a packed tensor with dims in n, c, rest order laid out as fmt. */
 UDNN_INTERNAL void udnn_packed_strides(udnnTensorFormat_t fmt, int nb_dims, const int dims[],
                                        int64_t strides[]);
+
+/* ---- convolution geometry (conv_desc.c) ----------------------------------- */
+
+/* Validates x, w and convDesc against each other and gives the output dims
+ * (n, k, spatial...). */
+UDNN_INTERNAL udnnStatus_t udnn_conv_output_dims(const char *fn, const char *x_arg,
+                                                 const udnnTensorDescriptor_t x, const char *w_arg,
+                                                 const udnnFilterDescriptor_t w,
+                                                 const udnnConvolutionDescriptor_t conv,
+                                                 int out[UDNN_DIM_MAX]);
 
 /* ---- dispatch (dispatch.c) ----------------------------------------------- */
 

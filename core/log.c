@@ -105,6 +105,11 @@ const char *udnn_filter_str(const udnnFilterDescriptor_t d, char *buf, size_t n)
     return buf;
 }
 
+udnnDataType_t udnn_log_scalar_type(const udnnTensorDescriptor_t d)
+{
+    return d != NULL && d->is_set ? d->dtype : UDNN_DATA_FLOAT;
+}
+
 const char *udnn_scalar_str(const void *p, udnnDataType_t t, char *buf, size_t n)
 {
     if (p == NULL) snprintf(buf, n, "NULL");

@@ -135,11 +135,6 @@ static const char *pool_str(const udnnPoolingDescriptor_t d, char *buf, size_t n
     return buf;
 }
 
-static udnnDataType_t scalar_type(const udnnTensorDescriptor_t d)
-{
-    return d != NULL && d->is_set ? d->dtype : UDNN_DATA_FLOAT;
-}
-
 /* The problem's geometry in d, h, w. */
 static void fill_geometry(udnn_pool_problem *p, const udnnPoolingDescriptor_t d)
 {
@@ -318,9 +313,9 @@ udnnStatus_t udnnPoolingForward(udnnHandle_t handle, const udnnPoolingDescriptor
     UDNN_LOG_API_CALL("%s(handle=%p, poolingDesc=%s, alpha=%s, xDesc=%s, x=%p, beta=%s, "
                       "yDesc=%s, y=%p)",
                       fn, (void *)handle, pool_str(poolingDesc, pd, sizeof pd),
-                      udnn_scalar_str(alpha, scalar_type(xDesc), as, sizeof as),
+                      udnn_scalar_str(alpha, udnn_log_scalar_type(xDesc), as, sizeof as),
                       udnn_tensor_str(xDesc, xd, sizeof xd), x,
-                      udnn_scalar_str(beta, scalar_type(xDesc), bs, sizeof bs),
+                      udnn_scalar_str(beta, udnn_log_scalar_type(xDesc), bs, sizeof bs),
                       udnn_tensor_str(yDesc, yd, sizeof yd), y);
     UDNN_TRY(udnn_check_handle(fn, handle));
     UDNN_TRY(check_pooling_desc(fn, poolingDesc));
@@ -361,11 +356,11 @@ udnnStatus_t udnnPoolingBackward(udnnHandle_t handle, const udnnPoolingDescripto
     UDNN_LOG_API_CALL("%s(handle=%p, poolingDesc=%s, alpha=%s, yDesc=%s, y=%p, dyDesc=%s, "
                       "dy=%p, xDesc=%s, x=%p, beta=%s, dxDesc=%s, dx=%p)",
                       fn, (void *)handle, pool_str(poolingDesc, pd, sizeof pd),
-                      udnn_scalar_str(alpha, scalar_type(xDesc), as, sizeof as),
+                      udnn_scalar_str(alpha, udnn_log_scalar_type(xDesc), as, sizeof as),
                       udnn_tensor_str(yDesc, yd, sizeof yd), y,
                       udnn_tensor_str(dyDesc, dyd, sizeof dyd), dy,
                       udnn_tensor_str(xDesc, xd, sizeof xd), x,
-                      udnn_scalar_str(beta, scalar_type(xDesc), bs, sizeof bs),
+                      udnn_scalar_str(beta, udnn_log_scalar_type(xDesc), bs, sizeof bs),
                       udnn_tensor_str(dxDesc, dxd, sizeof dxd), dx);
     UDNN_TRY(udnn_check_handle(fn, handle));
     UDNN_TRY(check_pooling_desc(fn, poolingDesc));

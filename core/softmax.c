@@ -18,27 +18,6 @@ static udnnStatus_t check_algo_mode(const char *fn, udnnSoftmaxAlgorithm_t algo,
     return UDNN_STATUS_SUCCESS;
 }
 
-static udnnDataType_t scalar_type(const udnnTensorDescriptor_t d)
-{
-    return d != NULL && d->is_set ? d->dtype : UDNN_DATA_FLOAT;
-}
-
-/* out may alias in only element for element (dims are already equal). */
-static udnnStatus_t check_in_place(const char *fn, const char *out_arg,
-                                   const udnnTensorDescriptor_t out_desc, const void *out,
-                                   const char *in_arg, const udnnTensorDescriptor_t in_desc,
-                                   const void *in)
-{
-    if (out != in) return UDNN_STATUS_SUCCESS;
-    for (int i = 0; i < out_desc->nb_dims; i++)
-        if (out_desc->strides[i] != in_desc->strides[i])
-            return udnn_fail(UDNN_STATUS_BAD_PARAM,
-                             "%s: %s is the buffer of %s (in place), but their descriptors' "
-                             "stride %d differs (%d, %d)",
-                             fn, out_arg, in_arg, i, out_desc->strides[i], in_desc->strides[i]);
-    return UDNN_STATUS_SUCCESS;
-}
-
 udnnStatus_t udnnSoftmaxForward(udnnHandle_t handle, udnnSoftmaxAlgorithm_t algo,
                                 udnnSoftmaxMode_t mode, const void *alpha,
                                 const udnnTensorDescriptor_t xDesc, const void *x,
@@ -50,9 +29,9 @@ udnnStatus_t udnnSoftmaxForward(udnnHandle_t handle, udnnSoftmaxAlgorithm_t algo
     UDNN_LOG_API_CALL("%s(handle=%p, algo=%d, mode=%d, alpha=%s, xDesc=%s, x=%p, beta=%s, "
                       "yDesc=%s, y=%p)",
                       fn, (void *)handle, (int)algo, (int)mode,
-                      udnn_scalar_str(alpha, scalar_type(xDesc), as, sizeof as),
+                      udnn_scalar_str(alpha, udnn_log_scalar_type(xDesc), as, sizeof as),
                       udnn_tensor_str(xDesc, xd, sizeof xd), x,
-                      udnn_scalar_str(beta, scalar_type(xDesc), bs, sizeof bs),
+                      udnn_scalar_str(beta, udnn_log_scalar_type(xDesc), bs, sizeof bs),
                       udnn_tensor_str(yDesc, yd, sizeof yd), y);
     UDNN_TRY(udnn_check_handle(fn, handle));
     UDNN_TRY(check_algo_mode(fn, algo, mode));
@@ -66,7 +45,7 @@ udnnStatus_t udnnSoftmaxForward(udnnHandle_t handle, udnnSoftmaxAlgorithm_t algo
     UDNN_TRY(udnn_check_rank(fn, "xDesc", xDesc, 4, 5));
     UDNN_TRY(udnn_check_same_type(fn, "xDesc", xDesc, "yDesc", yDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "yDesc", yDesc));
-    UDNN_TRY(check_in_place(fn, "y", yDesc, y, "x", xDesc, x));
+    UDNN_TRY(udnn_check_in_place(fn, "y", yDesc, y, "x", xDesc, x));
 
     udnn_softmax_problem p = {0};
     p.algo = algo;
@@ -92,10 +71,10 @@ udnnStatus_t udnnSoftmaxBackward(udnnHandle_t handle, udnnSoftmaxAlgorithm_t alg
     UDNN_LOG_API_CALL("%s(handle=%p, algo=%d, mode=%d, alpha=%s, yDesc=%s, y=%p, dyDesc=%s, "
                       "dy=%p, beta=%s, dxDesc=%s, dx=%p)",
                       fn, (void *)handle, (int)algo, (int)mode,
-                      udnn_scalar_str(alpha, scalar_type(yDesc), as, sizeof as),
+                      udnn_scalar_str(alpha, udnn_log_scalar_type(yDesc), as, sizeof as),
                       udnn_tensor_str(yDesc, yd, sizeof yd), y,
                       udnn_tensor_str(dyDesc, dyd, sizeof dyd), dy,
-                      udnn_scalar_str(beta, scalar_type(yDesc), bs, sizeof bs),
+                      udnn_scalar_str(beta, udnn_log_scalar_type(yDesc), bs, sizeof bs),
                       udnn_tensor_str(dxDesc, dxd, sizeof dxd), dx);
     UDNN_TRY(udnn_check_handle(fn, handle));
     UDNN_TRY(check_algo_mode(fn, algo, mode));
@@ -113,8 +92,8 @@ udnnStatus_t udnnSoftmaxBackward(udnnHandle_t handle, udnnSoftmaxAlgorithm_t alg
     UDNN_TRY(udnn_check_same_type(fn, "yDesc", yDesc, "dxDesc", dxDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "yDesc", yDesc, "dyDesc", dyDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "yDesc", yDesc, "dxDesc", dxDesc));
-    UDNN_TRY(check_in_place(fn, "dx", dxDesc, dx, "dy", dyDesc, dy));
-    UDNN_TRY(check_in_place(fn, "dx", dxDesc, dx, "y", yDesc, y));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "dy", dyDesc, dy));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "y", yDesc, y));
 
     udnn_softmax_problem p = {0};
     p.algo = algo;

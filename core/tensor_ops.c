@@ -7,20 +7,6 @@
 
 /* ---- shared checks --------------------------------------------------------- */
 
-/* The type scalars are read as, for logging before the descriptor is known
- * to be valid. */
-static udnnDataType_t log_type(const udnnTensorDescriptor_t d)
-{
-    return d != NULL && d->is_set ? d->dtype : UDNN_DATA_FLOAT;
-}
-
-static int same_layout(const udnnTensorDescriptor_t a, const udnnTensorDescriptor_t b)
-{
-    if (a->dtype != b->dtype || a->nb_dims != b->nb_dims) return 0;
-    for (int i = 0; i < a->nb_dims; i++)
-        if (a->dims[i] != b->dims[i] || a->strides[i] != b->strides[i]) return 0;
-    return 1;
-}
 
 /* `in` reaches `out` by broadcasting: same rank, each dim out's or 1. */
 static udnnStatus_t check_broadcast(const char *fn, const char *in_arg,
@@ -36,21 +22,6 @@ static udnnStatus_t check_broadcast(const char *fn, const char *in_arg,
                              "%s: %s has dimension %d of size %d, %s has %d; it must be %d or 1",
                              fn, in_arg, i, in->dims[i], out_arg, out->dims[i], out->dims[i]);
     return UDNN_STATUS_SUCCESS;
-}
-
-/* An output may be one of its inputs only element for element: the kernels
- * read each element's inputs before writing it, which is safe only when
- * both name the same memory the same way. */
-static udnnStatus_t check_alias(const char *fn, const char *out_arg, const char *out_desc_arg,
-                                const udnnTensorDescriptor_t out_desc, const void *out,
-                                const char *in_arg, const char *in_desc_arg,
-                                const udnnTensorDescriptor_t in_desc, const void *in)
-{
-    if (out != in || same_layout(out_desc, in_desc)) return UDNN_STATUS_SUCCESS;
-    return udnn_fail(UDNN_STATUS_BAD_PARAM,
-                     "%s: %s is %s (in place), but %s's type, dims or strides differ from %s's; "
-                     "in-place needs one layout",
-                     fn, out_arg, in_arg, out_desc_arg, in_desc_arg);
 }
 
 static void init_problem(udnn_tensor_problem *p, udnn_op op)
@@ -113,7 +84,7 @@ udnnStatus_t udnnScaleTensor(udnnHandle_t handle, const udnnTensorDescriptor_t y
     char ybuf[UDNN_STR_DESC], abuf[UDNN_STR_SCALAR];
     UDNN_LOG_API_CALL("%s(handle=%p, yDesc=%s, y=%p, alpha=%s)", fn, (void *)handle,
                       udnn_tensor_str(yDesc, ybuf, sizeof ybuf), y,
-                      udnn_scalar_str(alpha, log_type(yDesc), abuf, sizeof abuf));
+                      udnn_scalar_str(alpha, udnn_log_scalar_type(yDesc), abuf, sizeof abuf));
     UDNN_TRY(udnn_check_handle(fn, handle));
     UDNN_TRY(udnn_check_tensor(fn, "yDesc", yDesc));
     UDNN_TRY(udnn_check_ptr(fn, "y", y));
@@ -138,9 +109,9 @@ udnnStatus_t udnnAddTensor(udnnHandle_t handle, const void *alpha,
     char abuf[UDNN_STR_DESC], cbuf[UDNN_STR_DESC];
     char sa[UDNN_STR_SCALAR], sb[UDNN_STR_SCALAR];
     UDNN_LOG_API_CALL("%s(handle=%p, alpha=%s, aDesc=%s, A=%p, beta=%s, cDesc=%s, C=%p)", fn,
-                      (void *)handle, udnn_scalar_str(alpha, log_type(cDesc), sa, sizeof sa),
+                      (void *)handle, udnn_scalar_str(alpha, udnn_log_scalar_type(cDesc), sa, sizeof sa),
                       udnn_tensor_str(aDesc, abuf, sizeof abuf), A,
-                      udnn_scalar_str(beta, log_type(cDesc), sb, sizeof sb),
+                      udnn_scalar_str(beta, udnn_log_scalar_type(cDesc), sb, sizeof sb),
                       udnn_tensor_str(cDesc, cbuf, sizeof cbuf), C);
     UDNN_TRY(udnn_check_handle(fn, handle));
     UDNN_TRY(udnn_check_ptr(fn, "alpha", alpha));
@@ -152,7 +123,7 @@ udnnStatus_t udnnAddTensor(udnnHandle_t handle, const void *alpha,
     UDNN_TRY(udnn_check_float_type(fn, "cDesc", cDesc));
     UDNN_TRY(udnn_check_same_type(fn, "cDesc", cDesc, "aDesc", aDesc));
     UDNN_TRY(check_broadcast(fn, "aDesc", aDesc, "cDesc", cDesc));
-    UDNN_TRY(check_alias(fn, "C", "cDesc", cDesc, C, "A", "aDesc", aDesc, A));
+    UDNN_TRY(udnn_check_in_place(fn, "C", cDesc, C, "A", aDesc, A));
 
     udnn_tensor_problem p;
     init_problem(&p, UDNN_OP_ADD_TENSOR);
@@ -173,9 +144,9 @@ udnnStatus_t udnnTransformTensor(udnnHandle_t handle, const void *alpha,
     char xbuf[UDNN_STR_DESC], ybuf[UDNN_STR_DESC];
     char sa[UDNN_STR_SCALAR], sb[UDNN_STR_SCALAR];
     UDNN_LOG_API_CALL("%s(handle=%p, alpha=%s, xDesc=%s, x=%p, beta=%s, yDesc=%s, y=%p)", fn,
-                      (void *)handle, udnn_scalar_str(alpha, log_type(yDesc), sa, sizeof sa),
+                      (void *)handle, udnn_scalar_str(alpha, udnn_log_scalar_type(yDesc), sa, sizeof sa),
                       udnn_tensor_str(xDesc, xbuf, sizeof xbuf), x,
-                      udnn_scalar_str(beta, log_type(yDesc), sb, sizeof sb),
+                      udnn_scalar_str(beta, udnn_log_scalar_type(yDesc), sb, sizeof sb),
                       udnn_tensor_str(yDesc, ybuf, sizeof ybuf), y);
     UDNN_TRY(udnn_check_handle(fn, handle));
     UDNN_TRY(udnn_check_ptr(fn, "alpha", alpha));
@@ -187,7 +158,7 @@ udnnStatus_t udnnTransformTensor(udnnHandle_t handle, const void *alpha,
     UDNN_TRY(udnn_check_float_type(fn, "xDesc", xDesc));
     UDNN_TRY(udnn_check_float_type(fn, "yDesc", yDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "yDesc", yDesc));
-    UDNN_TRY(check_alias(fn, "y", "yDesc", yDesc, y, "x", "xDesc", xDesc, x));
+    UDNN_TRY(udnn_check_in_place(fn, "y", yDesc, y, "x", xDesc, x));
 
     udnn_tensor_problem p;
     init_problem(&p, UDNN_OP_TRANSFORM_TENSOR);
@@ -280,7 +251,7 @@ static udnnStatus_t check_operand_b(const char *fn, const void *alpha2,
     UDNN_TRY(udnn_check_ptr(fn, "B", B));
     UDNN_TRY(udnn_check_same_type(fn, "cDesc", cDesc, "bDesc", bDesc));
     UDNN_TRY(check_broadcast(fn, "bDesc", bDesc, "cDesc", cDesc));
-    return check_alias(fn, "C", "cDesc", cDesc, C, "B", "bDesc", bDesc, B);
+    return udnn_check_in_place(fn, "C", cDesc, C, "B", bDesc, B);
 }
 
 udnnStatus_t udnnOpTensor(udnnHandle_t handle, const udnnOpTensorDescriptor_t opTensorDesc,
@@ -295,11 +266,11 @@ udnnStatus_t udnnOpTensor(udnnHandle_t handle, const udnnOpTensorDescriptor_t op
                       "alpha2=%s, bDesc=%s, B=%p, beta=%s, cDesc=%s, C=%p)",
                       fn, (void *)handle, (void *)opTensorDesc,
                       opTensorDesc ? (int)opTensorDesc->op : -1,
-                      udnn_scalar_str(alpha1, log_type(cDesc), s1, sizeof s1),
+                      udnn_scalar_str(alpha1, udnn_log_scalar_type(cDesc), s1, sizeof s1),
                       udnn_tensor_str(aDesc, abuf, sizeof abuf), A,
-                      udnn_scalar_str(alpha2, log_type(cDesc), s2, sizeof s2),
+                      udnn_scalar_str(alpha2, udnn_log_scalar_type(cDesc), s2, sizeof s2),
                       udnn_tensor_str(bDesc, bbuf, sizeof bbuf), B,
-                      udnn_scalar_str(beta, log_type(cDesc), sb, sizeof sb),
+                      udnn_scalar_str(beta, udnn_log_scalar_type(cDesc), sb, sizeof sb),
                       udnn_tensor_str(cDesc, cbuf, sizeof cbuf), C);
     UDNN_TRY(udnn_check_handle(fn, handle));
     UDNN_TRY(udnn_check_ptr(fn, "opTensorDesc", opTensorDesc));
@@ -314,7 +285,7 @@ udnnStatus_t udnnOpTensor(udnnHandle_t handle, const udnnOpTensorDescriptor_t op
     UDNN_TRY(udnn_check_float_type(fn, "cDesc", cDesc));
     UDNN_TRY(udnn_check_same_type(fn, "cDesc", cDesc, "aDesc", aDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "cDesc", cDesc, "aDesc", aDesc));
-    UDNN_TRY(check_alias(fn, "C", "cDesc", cDesc, C, "A", "aDesc", aDesc, A));
+    UDNN_TRY(udnn_check_in_place(fn, "C", cDesc, C, "A", aDesc, A));
     const int unary = unary_op(opTensorDesc->op);
     if (!unary) UDNN_TRY(check_operand_b(fn, alpha2, bDesc, B, cDesc, C));
     if (cDesc->dtype == UDNN_DATA_DOUBLE && opTensorDesc->compute_type != UDNN_DATA_DOUBLE)

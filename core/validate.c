@@ -1,5 +1,6 @@
 /* validate.c - argument checks shared by every public call, and the
  * conversion of descriptors into the backends' tensors. */
+#include <ctype.h>
 #include <string.h>
 
 #include "core/core.h"
@@ -86,6 +87,25 @@ udnnStatus_t udnn_check_rank(const char *fn, const char *arg, const udnnTensorDe
                          d->nb_dims, lo, hi);
     }
     return UDNN_STATUS_SUCCESS;
+}
+
+udnnStatus_t udnn_check_in_place(const char *fn, const char *out_arg,
+                                 const udnnTensorDescriptor_t out_desc, const void *out,
+                                 const char *in_arg, const udnnTensorDescriptor_t in_desc,
+                                 const void *in)
+{
+    if (out != in) return UDNN_STATUS_SUCCESS;
+    int same = out_desc->dtype == in_desc->dtype && out_desc->nb_dims == in_desc->nb_dims;
+    for (int i = 0; same && i < out_desc->nb_dims; i++)
+        same = out_desc->dims[i] == in_desc->dims[i] &&
+               out_desc->strides[i] == in_desc->strides[i];
+    if (same) return UDNN_STATUS_SUCCESS;
+    /* descriptors are named after their buffers: C -> cDesc, dx -> dxDesc */
+    return udnn_fail(UDNN_STATUS_BAD_PARAM,
+                     "%s: %s is the buffer of %s (in place), but %c%sDesc and %c%sDesc differ "
+                     "in type, dims or strides; in place needs one layout",
+                     fn, out_arg, in_arg, tolower((unsigned char)out_arg[0]), out_arg + 1,
+                     tolower((unsigned char)in_arg[0]), in_arg + 1);
 }
 
 double udnn_read_scalar(const void *p, udnnDataType_t t)

@@ -104,7 +104,11 @@ static const udnn_solver *const cpu_solvers[] = {
     &udnn_cpu_ref_act_bwd,      &udnn_cpu_ref_pool_fwd,        &udnn_cpu_ref_pool_bwd,
     &udnn_cpu_ref_softmax_fwd,  &udnn_cpu_ref_softmax_bwd,     &udnn_cpu_ref_set_tensor,
     &udnn_cpu_ref_scale_tensor, &udnn_cpu_ref_add_tensor,      &udnn_cpu_ref_transform_tensor,
-    &udnn_cpu_ref_op_tensor,
+    &udnn_cpu_ref_op_tensor,    &udnn_cpu_ref_bn_fwd_train,    &udnn_cpu_ref_bn_fwd_infer,
+    &udnn_cpu_ref_bn_bwd,       &udnn_cpu_ref_norm_fwd,        &udnn_cpu_ref_norm_bwd,
+    &udnn_cpu_ref_groupnorm_fwd, &udnn_cpu_ref_groupnorm_bwd,  &udnn_cpu_ref_lrn_fwd,
+    &udnn_cpu_ref_lrn_bwd,      &udnn_cpu_ref_dropout_fwd,     &udnn_cpu_ref_dropout_bwd,
+    &udnn_cpu_ref_reduce,       &udnn_cpu_ref_matmul,
 };
 
 static const udnn_backend cpu_backend = {

@@ -26,6 +26,26 @@ UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_add_tensor;
 UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_transform_tensor;
 UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_op_tensor;
 
+/* cpu/ref/batchnorm.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_bn_fwd_train;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_bn_fwd_infer;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_bn_bwd;
+/* cpu/ref/norm.c: layer, RMS and group norm */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_norm_fwd;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_norm_bwd;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_groupnorm_fwd;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_groupnorm_bwd;
+/* cpu/ref/lrn.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_lrn_fwd;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_lrn_bwd;
+/* cpu/ref/dropout.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_dropout_fwd;
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_dropout_bwd;
+/* cpu/ref/reduce.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_reduce;
+/* cpu/ref/matmul.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_matmul;
+
 /* The activation function and its derivative, shared by the activation
  * and the fused conv-bias-activation kernels (cpu/ref/activation.c).
  * act_grad takes x and the forward output y = act(x). */

@@ -1,0 +1,5 @@
+/* lrn.c - placeholder: the reference solvers of this family are being written. */
+#include "cpu/cpu_solvers.h"
+static udnnStatus_t not_yet(void *c, const void *p, void *w, size_t b) { (void)c; (void)p; (void)w; (void)b; return UDNN_STATUS_NOT_SUPPORTED; }
+const udnn_solver udnn_cpu_ref_lrn_fwd = {"ref_lrn_fwd", UDNN_OP_LRN_FWD, -1, 1, NULL, NULL, not_yet};
+const udnn_solver udnn_cpu_ref_lrn_bwd = {"ref_lrn_bwd", UDNN_OP_LRN_BWD, -1, 1, NULL, NULL, not_yet};
