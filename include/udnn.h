@@ -887,11 +887,16 @@ UDNN_API udnnStatus_t udnnLRNCrossChannelBackward(
 /* Dropout                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* The mask is drawn from Philox4x32-10 keyed by the seed, at a counter made
- * of the element's index in x (logical, row-major over x's dims) and the
- * number of DropoutForward calls made with the descriptor before. Every
- * backend therefore draws the same mask for the same seed, shape and call:
- * this is a contract of the API. */
+/* The mask is a contract of the API: every backend draws the same mask for
+ * the same seed, shape and call. Element i of x (its row-major logical
+ * index over x's dims) in the forward call numbered t on the states (0 for
+ * the first call after udnnSetDropoutDescriptor) is kept when
+ *   r = Philox4x32-10(counter = {lo32(i / 4), hi32(i / 4), lo32(t), hi32(t)},
+ *                     key = {lo32(seed), hi32(seed)}) word (i % 4)
+ * satisfies r >= round(dropout * 2^32); kept elements are scaled by
+ * 1 / (1 - dropout), the others are 0. The states buffer holds the key and
+ * the call counter t; the reserve space holds the mask, one byte per
+ * element. */
 UDNN_API udnnStatus_t udnnCreateDropoutDescriptor(udnnDropoutDescriptor_t *dropoutDesc);
 UDNN_API udnnStatus_t udnnDestroyDropoutDescriptor(udnnDropoutDescriptor_t dropoutDesc);
 /* Bytes of the generator state (key and call counter) in the handle's memory. */
