@@ -160,7 +160,7 @@ udnnStatus_t udnnActivationForward(udnnHandle_t handle,
     UDNN_TRY(udnn_check_float_type(fn, "xDesc", xDesc));
     UDNN_TRY(udnn_check_same_type(fn, "xDesc", xDesc, "yDesc", yDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "yDesc", yDesc));
-    UDNN_TRY(udnn_check_in_place(fn, "y", yDesc, y, "x", xDesc, x));
+    UDNN_TRY(udnn_check_in_place(fn, "y", "yDesc", yDesc, y, "x", "xDesc", xDesc, x));
 
     udnn_act_problem p = {0};
     p.act = activationDesc->params;
@@ -213,9 +213,9 @@ udnnStatus_t udnnActivationBackward(udnnHandle_t handle,
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "yDesc", yDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "dyDesc", dyDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "dxDesc", dxDesc));
-    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "dy", dyDesc, dy));
-    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "x", xDesc, x));
-    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "y", yDesc, y));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", "dxDesc", dxDesc, dx, "dy", "dyDesc", dyDesc, dy));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", "dxDesc", dxDesc, dx, "x", "xDesc", xDesc, x));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", "dxDesc", dxDesc, dx, "y", "yDesc", yDesc, y));
 
     udnn_act_problem p = {0};
     p.act = activationDesc->params;

@@ -74,26 +74,6 @@ static udnnStatus_t check_param_desc(const char *fn, const char *arg,
     return UDNN_STATUS_SUCCESS;
 }
 
-static udnnStatus_t check_epsilon(const char *fn, double epsilon)
-{
-    /* written so that NaN fails too */
-    if (!(epsilon >= UDNN_BN_MIN_EPSILON) || !isfinite(epsilon))
-        return udnn_fail(UDNN_STATUS_BAD_PARAM,
-                         "%s: epsilon is %g; it must be finite and at least "
-                         "UDNN_BN_MIN_EPSILON (%g)",
-                         fn, epsilon, UDNN_BN_MIN_EPSILON);
-    return UDNN_STATUS_SUCCESS;
-}
-
-/* Buffers that only make sense together: both NULL or both given. */
-static udnnStatus_t check_both_or_neither(const char *fn, const char *a_arg, const void *a,
-                                          const char *b_arg, const void *b)
-{
-    if ((a == NULL) == (b == NULL)) return UDNN_STATUS_SUCCESS;
-    return udnn_fail(UDNN_STATUS_BAD_PARAM, "%s: %s is NULL but %s is not; give both or neither",
-                     fn, a == NULL ? a_arg : b_arg, a == NULL ? b_arg : a_arg);
-}
-
 /* The statistics outputs of one call must not share a buffer: each would
  * overwrite another. NULL ones do not count. */
 static udnnStatus_t check_distinct(const char *fn, int n, const char *const args[],
@@ -164,16 +144,16 @@ udnnStatus_t udnnBatchNormalizationForwardTraining(
     UDNN_TRY(udnn_check_ptr(fn, "bnScale", bnScale));
     UDNN_TRY(udnn_check_ptr(fn, "bnBias", bnBias));
     UDNN_TRY(check_data(fn, xDesc, "yDesc", yDesc));
-    UDNN_TRY(udnn_check_in_place(fn, "y", yDesc, y, "x", xDesc, x));
+    UDNN_TRY(udnn_check_in_place(fn, "y", "yDesc", yDesc, y, "x", "xDesc", xDesc, x));
     UDNN_TRY(check_param_desc(fn, "bnScaleBiasMeanVarDesc", bnScaleBiasMeanVarDesc, xDesc, mode));
-    UDNN_TRY(check_epsilon(fn, epsilon));
+    UDNN_TRY(udnn_check_epsilon(fn, epsilon, UDNN_BN_MIN_EPSILON));
     if (!(exponentialAverageFactor >= 0.0 && exponentialAverageFactor <= 1.0))
         return udnn_fail(UDNN_STATUS_BAD_PARAM,
                          "%s: exponentialAverageFactor is %g; it must be in [0, 1]", fn,
                          exponentialAverageFactor);
-    UDNN_TRY(check_both_or_neither(fn, "resultRunningMean", resultRunningMean,
+    UDNN_TRY(udnn_check_pair(fn, "resultRunningMean", resultRunningMean,
                                    "resultRunningVariance", resultRunningVariance));
-    UDNN_TRY(check_both_or_neither(fn, "resultSaveMean", resultSaveMean, "resultSaveInvVariance",
+    UDNN_TRY(udnn_check_pair(fn, "resultSaveMean", resultSaveMean, "resultSaveInvVariance",
                                    resultSaveInvVariance));
     static const char *const out_args[] = {"resultRunningMean", "resultRunningVariance",
                                            "resultSaveMean", "resultSaveInvVariance"};
@@ -239,9 +219,9 @@ udnnStatus_t udnnBatchNormalizationForwardInference(
     UDNN_TRY(udnn_check_ptr(fn, "estimatedMean", estimatedMean));
     UDNN_TRY(udnn_check_ptr(fn, "estimatedVariance", estimatedVariance));
     UDNN_TRY(check_data(fn, xDesc, "yDesc", yDesc));
-    UDNN_TRY(udnn_check_in_place(fn, "y", yDesc, y, "x", xDesc, x));
+    UDNN_TRY(udnn_check_in_place(fn, "y", "yDesc", yDesc, y, "x", "xDesc", xDesc, x));
     UDNN_TRY(check_param_desc(fn, "bnScaleBiasMeanVarDesc", bnScaleBiasMeanVarDesc, xDesc, mode));
-    UDNN_TRY(check_epsilon(fn, epsilon));
+    UDNN_TRY(udnn_check_epsilon(fn, epsilon, UDNN_BN_MIN_EPSILON));
 
     udnn_bn_problem p = {0};
     set_problem_tensors(&p, mode, xDesc, bnScaleBiasMeanVarDesc);
@@ -301,11 +281,11 @@ udnnStatus_t udnnBatchNormalizationBackward(
     UDNN_TRY(udnn_check_ptr(fn, "dBnBiasResult", dBnBiasResult));
     UDNN_TRY(check_data(fn, xDesc, "dyDesc", dyDesc));
     UDNN_TRY(check_data(fn, xDesc, "dxDesc", dxDesc));
-    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "dy", dyDesc, dy));
-    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "x", xDesc, x));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", "dxDesc", dxDesc, dx, "dy", "dyDesc", dyDesc, dy));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", "dxDesc", dxDesc, dx, "x", "xDesc", xDesc, x));
     UDNN_TRY(check_param_desc(fn, "dBnScaleBiasDesc", dBnScaleBiasDesc, xDesc, mode));
-    UDNN_TRY(check_epsilon(fn, epsilon));
-    UDNN_TRY(check_both_or_neither(fn, "savedMean", savedMean, "savedInvVariance",
+    UDNN_TRY(udnn_check_epsilon(fn, epsilon, UDNN_BN_MIN_EPSILON));
+    UDNN_TRY(udnn_check_pair(fn, "savedMean", savedMean, "savedInvVariance",
                                    savedInvVariance));
     static const char *const out_args[] = {"dBnScaleResult", "dBnBiasResult"};
     void *const outs[] = {dBnScaleResult, dBnBiasResult};

@@ -167,10 +167,17 @@ UDNN_INTERNAL udnnStatus_t udnn_check_rank(const char *fn, const char *arg,
  * succeeds when out != in, or when both descriptors have one type, dims
  * and strides. */
 UDNN_INTERNAL udnnStatus_t udnn_check_in_place(const char *fn, const char *out_arg,
+                                               const char *out_desc_arg,
                                                const udnnTensorDescriptor_t out_desc,
                                                const void *out, const char *in_arg,
+                                               const char *in_desc_arg,
                                                const udnnTensorDescriptor_t in_desc,
                                                const void *in);
+/* epsilon is finite and >= min (NaN fails). */
+UDNN_INTERNAL udnnStatus_t udnn_check_epsilon(const char *fn, double epsilon, double min);
+/* Buffers that only make sense together: both NULL or both given. */
+UDNN_INTERNAL udnnStatus_t udnn_check_pair(const char *fn, const char *a_arg, const void *a,
+                                           const char *b_arg, const void *b);
 
 /* The type alpha/beta are read as for data of type t. */
 UDNN_INTERNAL double udnn_read_scalar(const void *p, udnnDataType_t t);
@@ -213,6 +220,10 @@ UDNN_INTERNAL udnnStatus_t udnn_dispatch(udnnHandle_t h, const char *fn, udnn_op
 /* The solver that serves algo for op on the handle's backend, with its
  * applicability; NULL when the backend has none (or it is disabled). */
 UDNN_INTERNAL const udnn_solver *udnn_find_solver(udnnHandle_t h, udnn_op op, int algo);
+
+/* The workspace of the solver udnn_dispatch picks for algo -1 when given
+ * that much: the first enabled and applicable one (0 when none). */
+UDNN_INTERNAL size_t udnn_dispatch_workspace(udnnHandle_t h, udnn_op op, const void *problem);
 
 /* 1 when the solver is allowed by UDNN_DISABLE_SOLVERS and
  * UDNN_DETERMINISTIC. */

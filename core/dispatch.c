@@ -6,7 +6,8 @@
 
 #include "core/core.h"
 
-/* 1 when name is in the comma-separated list. */
+/* 1 when name is in the comma-separated list; an entry ending in '*'
+ * matches every name that starts with the rest of it ("fast_*"). */
 static int name_listed(const char *list, const char *name)
 {
     size_t len = strlen(name);
@@ -15,7 +16,11 @@ static int name_listed(const char *list, const char *name)
         size_t n = end ? (size_t)(end - p) : strlen(p);
         while (n > 0 && *p == ' ') p++, n--;
         while (n > 0 && p[n - 1] == ' ') n--;
-        if (n == len && strncmp(p, name, n) == 0) return 1;
+        if (n > 0 && p[n - 1] == '*') {
+            if (strncmp(p, name, n - 1) == 0) return 1;
+        } else if (n == len && strncmp(p, name, n) == 0) {
+            return 1;
+        }
         p = end ? end + 1 : p + strlen(p);
     }
     return 0;
@@ -52,6 +57,18 @@ const udnn_solver *udnn_find_solver(udnnHandle_t h, udnn_op op, int algo)
         if (s->op == op && s->algo == algo && udnn_solver_enabled(s)) return s;
     }
     return NULL;
+}
+
+size_t udnn_dispatch_workspace(udnnHandle_t h, udnn_op op, const void *problem)
+{
+    const udnn_backend *be = h->backend;
+    for (size_t i = 0; i < be->solver_count; i++) {
+        const udnn_solver *s = be->solvers[i];
+        const char *why;
+        if (s->op == op && solver_applies(s, problem, &why))
+            return s->workspace ? s->workspace(problem) : 0;
+    }
+    return 0;
 }
 
 static udnnStatus_t run_solver(udnnHandle_t h, const char *fn, const udnn_solver *s,

@@ -45,25 +45,6 @@ static udnnStatus_t check_descriptor(const char *fn, udnnHandle_t handle,
     return UDNN_STATUS_SUCCESS;
 }
 
-/* As udnn_check_in_place, with the descriptors named as dropout's
- * parameters are (xdesc, not xDesc). */
-static udnnStatus_t check_in_place(const char *fn, const char *out_arg,
-                                   const udnnTensorDescriptor_t out_desc, const void *out,
-                                   const char *in_arg, const udnnTensorDescriptor_t in_desc,
-                                   const void *in)
-{
-    if (out != in) return UDNN_STATUS_SUCCESS;
-    int same = out_desc->dtype == in_desc->dtype && out_desc->nb_dims == in_desc->nb_dims;
-    for (int i = 0; same && i < out_desc->nb_dims; i++)
-        same = out_desc->dims[i] == in_desc->dims[i] &&
-               out_desc->strides[i] == in_desc->strides[i];
-    if (same) return UDNN_STATUS_SUCCESS;
-    return udnn_fail(UDNN_STATUS_BAD_PARAM,
-                     "%s: %s is the buffer of %s (in place), but %sdesc and %sdesc differ in "
-                     "strides; in place needs one layout",
-                     fn, out_arg, in_arg, out_arg, in_arg);
-}
-
 /* The checks both directions share, on (in, out) = (x, y) or (dy, dx). */
 static udnnStatus_t check_call(const char *fn, udnnHandle_t handle,
                                const udnnDropoutDescriptor_t dropoutDesc, const char *in_arg,
@@ -83,7 +64,8 @@ static udnnStatus_t check_call(const char *fn, udnnHandle_t handle,
     UDNN_TRY(udnn_check_rank(fn, in_desc_arg, in_desc, 3, UDNN_DIM_MAX));
     UDNN_TRY(udnn_check_same_type(fn, in_desc_arg, in_desc, out_desc_arg, out_desc));
     UDNN_TRY(udnn_check_same_dims(fn, in_desc_arg, in_desc, out_desc_arg, out_desc));
-    UDNN_TRY(check_in_place(fn, out_arg, out_desc, out, in_arg, in_desc, in));
+    UDNN_TRY(udnn_check_in_place(fn, out_arg, out_desc_arg, out_desc, out, in_arg, in_desc_arg,
+                                 in_desc, in));
     size_t need = 0;
     UDNN_TRY(udnnDropoutGetReserveSpaceSize(in_desc, &need));
     if (reserveSpaceSizeInBytes < need)

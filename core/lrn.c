@@ -66,7 +66,7 @@ udnnStatus_t udnnLRNCrossChannelForward(udnnHandle_t handle, udnnLRNDescriptor_t
     UDNN_TRY(udnn_check_rank(fn, "xDesc", xDesc, 4, 5));
     UDNN_TRY(udnn_check_same_type(fn, "xDesc", xDesc, "yDesc", yDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "yDesc", yDesc));
-    UDNN_TRY(udnn_check_in_place(fn, "y", yDesc, y, "x", xDesc, x));
+    UDNN_TRY(udnn_check_in_place(fn, "y", "yDesc", yDesc, y, "x", "xDesc", xDesc, x));
 
     udnn_lrn_problem p = {0};
     set_lrn_params(&p, normDesc);
@@ -121,9 +121,9 @@ udnnStatus_t udnnLRNCrossChannelBackward(udnnHandle_t handle, udnnLRNDescriptor_
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "yDesc", yDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "dyDesc", dyDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "dxDesc", dxDesc));
-    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "dy", dyDesc, dy));
-    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "x", xDesc, x));
-    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "y", yDesc, y));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", "dxDesc", dxDesc, dx, "dy", "dyDesc", dyDesc, dy));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", "dxDesc", dxDesc, dx, "x", "xDesc", xDesc, x));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", "dxDesc", dxDesc, dx, "y", "yDesc", yDesc, y));
 
     udnn_lrn_problem p = {0};
     set_lrn_params(&p, normDesc);

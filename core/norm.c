@@ -118,14 +118,6 @@ static udnnStatus_t check_group_x(const char *fn, const udnnTensorDescriptor_t x
     return UDNN_STATUS_SUCCESS;
 }
 
-static udnnStatus_t check_epsilon(const char *fn, double epsilon)
-{
-    if (!(epsilon >= 0.0) || isinf(epsilon))
-        return udnn_fail(UDNN_STATUS_BAD_PARAM, "%s: epsilon is %g; it must be finite and >= 0",
-                         fn, epsilon);
-    return UDNN_STATUS_SUCCESS;
-}
-
 /* statsDesc is needed when either statistics buffer is given; when given
  * itself it is checked like every descriptor. */
 static udnnStatus_t check_stats_desc(const char *fn, const udnnTensorDescriptor_t statsDesc,
@@ -152,10 +144,10 @@ static udnnStatus_t forward_problem(const char *fn, double epsilon,
                                     void *saveInvStd, const side_shapes *shapes,
                                     udnn_norm_problem *p)
 {
-    UDNN_TRY(check_epsilon(fn, epsilon));
+    UDNN_TRY(udnn_check_epsilon(fn, epsilon, 0.0));
     UDNN_TRY(udnn_check_same_type(fn, "xDesc", xDesc, "yDesc", yDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "yDesc", yDesc));
-    UDNN_TRY(udnn_check_in_place(fn, "y", yDesc, y, "x", xDesc, x));
+    UDNN_TRY(udnn_check_in_place(fn, "y", "yDesc", yDesc, y, "x", "xDesc", xDesc, x));
     UDNN_TRY(check_sides(fn, xDesc, scaleBiasDesc, statsDesc, shapes));
 
     p->epsilon = epsilon;
@@ -297,8 +289,8 @@ static udnnStatus_t backward_problem(const char *fn, const udnnTensorDescriptor_
     UDNN_TRY(udnn_check_same_type(fn, "xDesc", xDesc, "dxDesc", dxDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "dyDesc", dyDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "dxDesc", dxDesc));
-    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "dy", dyDesc, dy));
-    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "x", xDesc, x));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", "dxDesc", dxDesc, dx, "dy", "dyDesc", dyDesc, dy));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", "dxDesc", dxDesc, dx, "x", "xDesc", xDesc, x));
     UDNN_TRY(check_sides(fn, xDesc, scaleBiasDesc, statsDesc, shapes));
 
     udnn_tensor_from_desc(xDesc, &p->x);

@@ -117,22 +117,6 @@ static void make_problem(udnn_reduce_problem *p, const udnnReduceTensorDescripto
     udnn_tensor_from_desc(cDesc, &p->c);
 }
 
-/* The workspace of the solver udnn_dispatch picks for algo -1 when given
- * that much: the first enabled and applicable one. A candidate for core.h
- * beside udnn_find_solver. */
-static size_t dispatch_workspace(udnnHandle_t h, udnn_op op, const void *problem)
-{
-    const udnn_backend *be = h->backend;
-    for (size_t i = 0; i < be->solver_count; i++) {
-        const udnn_solver *s = be->solvers[i];
-        const char *why;
-        if (s->op != op || !udnn_solver_enabled(s)) continue;
-        if (s->applicable != NULL && !s->applicable(problem, &why)) continue;
-        return s->workspace ? s->workspace(problem) : 0;
-    }
-    return 0;
-}
-
 udnnStatus_t udnnGetReductionIndicesSize(udnnHandle_t handle,
                                          const udnnReduceTensorDescriptor_t reduceTensorDesc,
                                          const udnnTensorDescriptor_t aDesc,
@@ -164,7 +148,7 @@ udnnStatus_t udnnGetReductionWorkspaceSize(udnnHandle_t handle,
     UDNN_TRY(check_query(fn, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes));
     udnn_reduce_problem p;
     make_problem(&p, reduceTensorDesc, aDesc, cDesc);
-    *sizeInBytes = dispatch_workspace(handle, UDNN_OP_REDUCE, &p);
+    *sizeInBytes = udnn_dispatch_workspace(handle, UDNN_OP_REDUCE, &p);
     return UDNN_STATUS_SUCCESS;
 }
 
@@ -198,7 +182,7 @@ udnnStatus_t udnnReduceTensor(udnnHandle_t handle,
     UDNN_TRY(udnn_check_tensor(fn, "cDesc", cDesc));
     UDNN_TRY(udnn_check_ptr(fn, "C", C));
     UDNN_TRY(check_reduction(fn, reduceTensorDesc, aDesc, cDesc));
-    UDNN_TRY(udnn_check_in_place(fn, "C", cDesc, C, "A", aDesc, A));
+    UDNN_TRY(udnn_check_in_place(fn, "C", "cDesc", cDesc, C, "A", "aDesc", aDesc, A));
 
     const size_t need_indices = indices_size(reduceTensorDesc, cDesc);
     if (wants_indices(reduceTensorDesc)) {
@@ -222,7 +206,7 @@ udnnStatus_t udnnReduceTensor(udnnHandle_t handle,
     p.c_ptr = C;
     p.indices_ptr = wants_indices(reduceTensorDesc) ? indices : NULL;
 
-    const size_t need_ws = dispatch_workspace(handle, UDNN_OP_REDUCE, &p);
+    const size_t need_ws = udnn_dispatch_workspace(handle, UDNN_OP_REDUCE, &p);
     if (workspaceSizeInBytes < need_ws)
         return udnn_fail(UDNN_STATUS_BAD_PARAM,
                          "%s: workspaceSizeInBytes is %zu; this reduction needs %zu "

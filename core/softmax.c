@@ -45,7 +45,7 @@ udnnStatus_t udnnSoftmaxForward(udnnHandle_t handle, udnnSoftmaxAlgorithm_t algo
     UDNN_TRY(udnn_check_rank(fn, "xDesc", xDesc, 4, 5));
     UDNN_TRY(udnn_check_same_type(fn, "xDesc", xDesc, "yDesc", yDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "yDesc", yDesc));
-    UDNN_TRY(udnn_check_in_place(fn, "y", yDesc, y, "x", xDesc, x));
+    UDNN_TRY(udnn_check_in_place(fn, "y", "yDesc", yDesc, y, "x", "xDesc", xDesc, x));
 
     udnn_softmax_problem p = {0};
     p.algo = algo;
@@ -92,8 +92,8 @@ udnnStatus_t udnnSoftmaxBackward(udnnHandle_t handle, udnnSoftmaxAlgorithm_t alg
     UDNN_TRY(udnn_check_same_type(fn, "yDesc", yDesc, "dxDesc", dxDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "yDesc", yDesc, "dyDesc", dyDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "yDesc", yDesc, "dxDesc", dxDesc));
-    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "dy", dyDesc, dy));
-    UDNN_TRY(udnn_check_in_place(fn, "dx", dxDesc, dx, "y", yDesc, y));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", "dxDesc", dxDesc, dx, "dy", "dyDesc", dyDesc, dy));
+    UDNN_TRY(udnn_check_in_place(fn, "dx", "dxDesc", dxDesc, dx, "y", "yDesc", yDesc, y));
 
     udnn_softmax_problem p = {0};
     p.algo = algo;

@@ -123,7 +123,7 @@ udnnStatus_t udnnAddTensor(udnnHandle_t handle, const void *alpha,
     UDNN_TRY(udnn_check_float_type(fn, "cDesc", cDesc));
     UDNN_TRY(udnn_check_same_type(fn, "cDesc", cDesc, "aDesc", aDesc));
     UDNN_TRY(check_broadcast(fn, "aDesc", aDesc, "cDesc", cDesc));
-    UDNN_TRY(udnn_check_in_place(fn, "C", cDesc, C, "A", aDesc, A));
+    UDNN_TRY(udnn_check_in_place(fn, "C", "cDesc", cDesc, C, "A", "aDesc", aDesc, A));
 
     udnn_tensor_problem p;
     init_problem(&p, UDNN_OP_ADD_TENSOR);
@@ -158,7 +158,7 @@ udnnStatus_t udnnTransformTensor(udnnHandle_t handle, const void *alpha,
     UDNN_TRY(udnn_check_float_type(fn, "xDesc", xDesc));
     UDNN_TRY(udnn_check_float_type(fn, "yDesc", yDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "yDesc", yDesc));
-    UDNN_TRY(udnn_check_in_place(fn, "y", yDesc, y, "x", xDesc, x));
+    UDNN_TRY(udnn_check_in_place(fn, "y", "yDesc", yDesc, y, "x", "xDesc", xDesc, x));
 
     udnn_tensor_problem p;
     init_problem(&p, UDNN_OP_TRANSFORM_TENSOR);
@@ -251,7 +251,7 @@ static udnnStatus_t check_operand_b(const char *fn, const void *alpha2,
     UDNN_TRY(udnn_check_ptr(fn, "B", B));
     UDNN_TRY(udnn_check_same_type(fn, "cDesc", cDesc, "bDesc", bDesc));
     UDNN_TRY(check_broadcast(fn, "bDesc", bDesc, "cDesc", cDesc));
-    return udnn_check_in_place(fn, "C", cDesc, C, "B", bDesc, B);
+    return udnn_check_in_place(fn, "C", "cDesc", cDesc, C, "B", "bDesc", bDesc, B);
 }
 
 udnnStatus_t udnnOpTensor(udnnHandle_t handle, const udnnOpTensorDescriptor_t opTensorDesc,
@@ -285,7 +285,7 @@ udnnStatus_t udnnOpTensor(udnnHandle_t handle, const udnnOpTensorDescriptor_t op
     UDNN_TRY(udnn_check_float_type(fn, "cDesc", cDesc));
     UDNN_TRY(udnn_check_same_type(fn, "cDesc", cDesc, "aDesc", aDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "cDesc", cDesc, "aDesc", aDesc));
-    UDNN_TRY(udnn_check_in_place(fn, "C", cDesc, C, "A", aDesc, A));
+    UDNN_TRY(udnn_check_in_place(fn, "C", "cDesc", cDesc, C, "A", "aDesc", aDesc, A));
     const int unary = unary_op(opTensorDesc->op);
     if (!unary) UDNN_TRY(check_operand_b(fn, alpha2, bDesc, B, cDesc, C));
     if (cDesc->dtype == UDNN_DATA_DOUBLE && opTensorDesc->compute_type != UDNN_DATA_DOUBLE)

@@ -1,6 +1,6 @@
 /* validate.c - argument checks shared by every public call, and the
  * conversion of descriptors into the backends' tensors. */
-#include <ctype.h>
+#include <math.h>
 #include <string.h>
 
 #include "core/core.h"
@@ -89,10 +89,10 @@ udnnStatus_t udnn_check_rank(const char *fn, const char *arg, const udnnTensorDe
     return UDNN_STATUS_SUCCESS;
 }
 
-udnnStatus_t udnn_check_in_place(const char *fn, const char *out_arg,
+udnnStatus_t udnn_check_in_place(const char *fn, const char *out_arg, const char *out_desc_arg,
                                  const udnnTensorDescriptor_t out_desc, const void *out,
-                                 const char *in_arg, const udnnTensorDescriptor_t in_desc,
-                                 const void *in)
+                                 const char *in_arg, const char *in_desc_arg,
+                                 const udnnTensorDescriptor_t in_desc, const void *in)
 {
     if (out != in) return UDNN_STATUS_SUCCESS;
     int same = out_desc->dtype == in_desc->dtype && out_desc->nb_dims == in_desc->nb_dims;
@@ -100,12 +100,26 @@ udnnStatus_t udnn_check_in_place(const char *fn, const char *out_arg,
         same = out_desc->dims[i] == in_desc->dims[i] &&
                out_desc->strides[i] == in_desc->strides[i];
     if (same) return UDNN_STATUS_SUCCESS;
-    /* descriptors are named after their buffers: C -> cDesc, dx -> dxDesc */
     return udnn_fail(UDNN_STATUS_BAD_PARAM,
-                     "%s: %s is the buffer of %s (in place), but %c%sDesc and %c%sDesc differ "
-                     "in type, dims or strides; in place needs one layout",
-                     fn, out_arg, in_arg, tolower((unsigned char)out_arg[0]), out_arg + 1,
-                     tolower((unsigned char)in_arg[0]), in_arg + 1);
+                     "%s: %s is the buffer of %s (in place), but %s and %s differ in type, dims "
+                     "or strides; in place needs one layout",
+                     fn, out_arg, in_arg, out_desc_arg, in_desc_arg);
+}
+
+udnnStatus_t udnn_check_epsilon(const char *fn, double epsilon, double min)
+{
+    if (!(epsilon >= min) || isinf(epsilon))
+        return udnn_fail(UDNN_STATUS_BAD_PARAM, "%s: epsilon is %g; it must be finite and >= %g",
+                         fn, epsilon, min);
+    return UDNN_STATUS_SUCCESS;
+}
+
+udnnStatus_t udnn_check_pair(const char *fn, const char *a_arg, const void *a, const char *b_arg,
+                             const void *b)
+{
+    if ((a == NULL) == (b == NULL)) return UDNN_STATUS_SUCCESS;
+    return udnn_fail(UDNN_STATUS_BAD_PARAM, "%s: %s is NULL but %s is not; give both or neither",
+                     fn, a == NULL ? a_arg : b_arg, a == NULL ? b_arg : a_arg);
 }
 
 double udnn_read_scalar(const void *p, udnnDataType_t t)

@@ -333,6 +333,53 @@ START_TEST(test_silent_by_default)
 }
 END_TEST
 
+/* SetTensor on a tiny float tensor; the status it returns. */
+static udnnStatus_t set_tiny(udnnHandle_t h)
+{
+    udnnTensorDescriptor_t t;
+    tu_ok(udnnCreateTensorDescriptor(&t));
+    tu_ok(udnnSetTensor4dDescriptor(t, UDNN_TENSOR_NCHW, UDNN_DATA_FLOAT, 1, 1, 1, 2));
+    float y[2] = {0, 0}, v = 3.0f;
+    udnnStatus_t st = udnnSetTensor(h, t, y, &v);
+    udnnDestroyTensorDescriptor(t);
+    if (st == UDNN_STATUS_SUCCESS) ck_assert(y[0] == 3.0f && y[1] == 3.0f);
+    return st;
+}
+
+START_TEST(test_disable_solvers)
+{
+    /* _i: 0 exact name, 1 prefix wildcard, 2 a list with spaces */
+    static const char *const lists[] = {"ref_set_tensor", "ref_set*", "ref_conv_fwd , ref_set_tensor"};
+    udnnHandle_t h = tu_handle(UDNN_BACKEND_CPU);
+    tu_ok(set_tiny(h));
+    setenv("UDNN_DISABLE_SOLVERS", lists[_i], 1);
+    tu_assert_fails(set_tiny(h), UDNN_STATUS_NOT_SUPPORTED, "udnnSetTensor", "ref_set_tensor",
+                    "UDNN_DISABLE_SOLVERS");
+    setenv("UDNN_DISABLE_SOLVERS", "ref_set_tensorX,ref_se,fast_*", 1);
+    tu_ok(set_tiny(h));
+    unsetenv("UDNN_DISABLE_SOLVERS");
+    udnnDestroy(h);
+}
+END_TEST
+
+START_TEST(test_log_dispatch)
+{
+    char path[] = "/tmp/udnn-log-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    setenv("UDNN_LOG", "dispatch", 1);
+    setenv("UDNN_LOG_FILE", path, 1);
+    udnnHandle_t h = tu_handle(UDNN_BACKEND_CPU);
+    tu_ok(set_tiny(h));
+    udnnDestroy(h);
+    char log[8192];
+    slurp(path, log, sizeof log);
+    unlink(path);
+    ck_assert_msg(strstr(log, "udnn[dispatch]") && strstr(log, "ref_set_tensor"), "log: %s", log);
+    ck_assert_msg(strstr(log, "udnn[api] udnnSetTensor("), "log: %s", log);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("handle");
@@ -359,6 +406,8 @@ int main(void)
     tcase_add_test(te, test_log_api_to_file);
     tcase_add_test(te, test_log_error_level_only);
     tcase_add_test(te, test_silent_by_default);
+    tcase_add_loop_test(te, test_disable_solvers, 0, 3);
+    tcase_add_test(te, test_log_dispatch);
     suite_add_tcase(s, te);
     return tu_run_suite(s);
 }
