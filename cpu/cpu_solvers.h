@@ -4,6 +4,27 @@
 
 #include "cpu/ref/ref.h"
 
+/* cpu/fast/: OpenMP kernels for packed FLOAT data, ahead of the reference */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_act_fwd; /* activation.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_act_bwd; /* activation.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_bn_fwd_train; /* batchnorm.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_bn_fwd_infer; /* batchnorm.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_bn_bwd; /* batchnorm.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_conv_fwd; /* conv_gemm.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_conv_bwd_data; /* conv_gemm.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_conv_bwd_filter; /* conv_gemm.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_conv_bias_act; /* conv_gemm.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_matmul; /* matmul.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_pool_fwd; /* pooling.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_pool_bwd; /* pooling.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_softmax_fwd; /* softmax.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_softmax_bwd; /* softmax.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_set_tensor; /* tensor_ops.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_scale_tensor; /* tensor_ops.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_add_tensor; /* tensor_ops.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_op_tensor; /* tensor_ops.c */
+UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_fast_conv_bwd_bias; /* tensor_ops.c */
+
 /* cpu/ref/conv.c */
 UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_conv_fwd;
 UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_conv_bwd_data;

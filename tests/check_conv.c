@@ -1811,9 +1811,10 @@ static udnnStatus_t o_bd_algo_count(fixture *f)
 {
     return bwd_data(f, W(f), Y(f), CONV(f), X(f), 6);
 }
-static udnnStatus_t o_bd_algo_1(fixture *f)
+/* An algorithm the CPU backend lacks. */
+static udnnStatus_t o_bd_algo_fft(fixture *f)
 {
-    return bwd_data(f, W(f), Y(f), CONV(f), X(f), UDNN_CONVOLUTION_BWD_DATA_ALGO_1);
+    return bwd_data(f, W(f), Y(f), CONV(f), X(f), UDNN_CONVOLUTION_BWD_DATA_ALGO_FFT);
 }
 static udnnStatus_t o_bd_compute(fixture *f)
 {
@@ -2135,7 +2136,7 @@ static udnnStatus_t o_ws_range(fixture *f)
 static udnnStatus_t o_ws_missing(fixture *f)
 {
     return udnnGetConvolutionForwardWorkspaceSize(f->c.h, X(f), W(f), CONV(f), Y(f),
-                                                  UDNN_CONVOLUTION_FWD_ALGO_GEMM, &f->size);
+                                                  UDNN_CONVOLUTION_FWD_ALGO_FFT, &f->size);
 }
 static udnnStatus_t o_ws_size_null(fixture *f)
 {
@@ -2240,7 +2241,7 @@ static const rule op_rules[] = {
     {"bwd data dyDesc NULL", o_bd_dydesc_null, BAD, BD, "dyDesc is NULL", NULL},
     {"bwd data convDesc NULL", o_bd_conv_null, BAD, BD, "convDesc is NULL", NULL},
     {"bwd data algo 6", o_bd_algo_count, BAD, BD, "algo is 6", NULL},
-    {"bwd data algo 1", o_bd_algo_1, UNSUPPORTED, BD, "algo 1", "not available"},
+    {"bwd data algo FFT", o_bd_algo_fft, UNSUPPORTED, BD, "algo 2", "not available"},
     {"bwd data bf16 compute", o_bd_compute, BAD, BD, "convDesc has compute type bf16", NULL},
     {"bwd filter handle NULL", o_bf_handle, BAD, BF, "handle", NULL},
     {"bwd filter beta NULL", o_bf_beta, BAD, BF, "beta is NULL", NULL},
@@ -2329,8 +2330,8 @@ static const rule op_rules[] = {
      "udnnFindConvolutionBackwardFilterAlgorithmEx", "dw is NULL", NULL},
     {"workspace algo 9", o_ws_range, BAD, "udnnGetConvolutionForwardWorkspaceSize", "algo is 9",
      NULL},
-    {"workspace algo GEMM", o_ws_missing, UNSUPPORTED, "udnnGetConvolutionForwardWorkspaceSize",
-     "algo 2 (GEMM)", "not available"},
+    {"workspace algo FFT", o_ws_missing, UNSUPPORTED, "udnnGetConvolutionForwardWorkspaceSize",
+     "algo 4 (FFT)", "not available"},
     {"workspace size NULL", o_ws_size_null, BAD, "udnnGetConvolutionForwardWorkspaceSize",
      "sizeInBytes is NULL", NULL},
     {"workspace yDesc dims", o_ws_shape, BAD, "udnnGetConvolutionForwardWorkspaceSize",

@@ -1,0 +1,1 @@
+/* gemm.h - placeholder. */

@@ -1,0 +1,1 @@
+# examples/local.mk - the examples (included by the top Makefile.am).

@@ -1,0 +1,1 @@
+# tools/local.mk - udnn-bench (included by the top Makefile.am).
