@@ -88,11 +88,11 @@ static const udnn_backend *load_plugin(udnnBackend_t kind, char *why, size_t why
     return try_plugin(path, why, why_size);
 }
 
-const udnn_backend *udnn_backend_get(udnnBackend_t kind)
+const udnn_backend *udnn_backend_get(udnnBackend_t kind, const char **why)
 {
     if (kind == UDNN_BACKEND_CPU) return udnn_cpu_backend(udnn_host_services());
     if (kind != UDNN_BACKEND_CUDA && kind != UDNN_BACKEND_HIP) {
-        udnn_set_error("udnn: backend %d is not a udnn backend", (int)kind);
+        if (why) *why = "not a udnn backend";
         return NULL;
     }
     pthread_mutex_lock(&loader_mutex);
@@ -102,8 +102,8 @@ const udnn_backend *udnn_backend_get(udnnBackend_t kind)
         slot->tried = 1;
     }
     const udnn_backend *be = slot->backend;
-    if (be == NULL) udnn_set_error("udnn: cannot load the %s backend: %s",
-                                   kind == UDNN_BACKEND_CUDA ? "cuda" : "hip", slot->why);
     pthread_mutex_unlock(&loader_mutex);
+    /* a slot is written once, under the mutex, and never changes after */
+    if (be == NULL && why) *why = slot->why;
     return be;
 }

@@ -131,9 +131,11 @@ UDNN_INTERNAL const udnn_host_api *udnn_host_services(void);
 
 /* ---- backends (backends/loader.c) ---------------------------------------- */
 
-/* The backend of a kind, loading its plugin on first use; NULL with the
- * thread's error message set (naming the file) when it cannot be had. */
-UDNN_INTERNAL const udnn_backend *udnn_backend_get(udnnBackend_t kind);
+/* The backend of a kind, loading its plugin on first use; NULL when it
+ * cannot be had, and then *why (when why is not NULL) says why, naming
+ * the files tried. Sets no error message: callers decide whether a missing
+ * backend is a failure. */
+UDNN_INTERNAL const udnn_backend *udnn_backend_get(udnnBackend_t kind, const char **why);
 /* The built-in CPU backend (cpu/backend.c). */
 UDNN_INTERNAL const udnn_backend *udnn_cpu_backend(const udnn_host_api *host);
 

@@ -30,15 +30,14 @@ static udnnStatus_t backend_from_env(const char *fn, udnnBackend_t *out)
                      "%s: UDNN_BACKEND is '%s'; expected cpu, cuda, hip or auto", fn, env);
 }
 
-/* The count of devices of a backend; 0 when it cannot be loaded. */
+/* The count of devices of a backend; 0 when it cannot be loaded, which is
+ * no failure here. */
 static int device_count(udnnBackend_t kind)
 {
-    char saved[1024];
-    udnnGetLastErrorString(saved, sizeof saved);
-    const udnn_backend *be = udnn_backend_get(kind);
+    const char *why = NULL;
+    const udnn_backend *be = udnn_backend_get(kind, &why);
     if (be == NULL) {
-        udnn_log(UDNN_LOG_INFO, "backend %s unavailable", backend_name(kind));
-        udnn_set_error("%s", saved); /* a missing backend is no failure here */
+        udnn_log(UDNN_LOG_INFO, "backend %s unavailable: %s", backend_name(kind), why);
         return 0;
     }
     int n = be->device_count();
@@ -61,12 +60,11 @@ static udnnStatus_t create(const char *fn, udnnHandle_t *handle, udnnBackend_t k
                 break;
             }
     }
-    const udnn_backend *be = udnn_backend_get(kind);
-    if (be == NULL) {
-        char why[1024];
-        udnnGetLastErrorString(why, sizeof why);
-        return udnn_fail(UDNN_STATUS_RUNTIME_PREREQUISITE_MISSING, "%s: %s", fn, why);
-    }
+    const char *why = NULL;
+    const udnn_backend *be = udnn_backend_get(kind, &why);
+    if (be == NULL)
+        return udnn_fail(UDNN_STATUS_RUNTIME_PREREQUISITE_MISSING,
+                         "%s: cannot load the %s backend: %s", fn, backend_name(kind), why);
     int count = be->device_count();
     if (count <= 0)
         return udnn_fail(UDNN_STATUS_RUNTIME_PREREQUISITE_MISSING,
