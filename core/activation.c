@@ -57,6 +57,7 @@ static const char *act_str(const udnnActivationDescriptor_t d, char *buf, size_t
 udnnStatus_t udnnCreateActivationDescriptor(udnnActivationDescriptor_t *activationDesc)
 {
     static const char fn[] = "udnnCreateActivationDescriptor";
+    UDNN_LOG_API_CALL("%s(activationDesc=%p)", fn, (void *)activationDesc);
     UDNN_TRY(udnn_check_ptr(fn, "activationDesc", activationDesc));
     *activationDesc = calloc(1, sizeof **activationDesc);
     if (*activationDesc == NULL)
@@ -70,6 +71,8 @@ udnnStatus_t udnnCreateActivationDescriptor(udnnActivationDescriptor_t *activati
 
 udnnStatus_t udnnDestroyActivationDescriptor(udnnActivationDescriptor_t activationDesc)
 {
+    static const char fn[] = "udnnDestroyActivationDescriptor";
+    UDNN_LOG_API_CALL("%s(activationDesc=%p)", fn, (void *)activationDesc);
     free(activationDesc);
     return UDNN_STATUS_SUCCESS;
 }
@@ -102,6 +105,8 @@ udnnStatus_t udnnGetActivationDescriptor(const udnnActivationDescriptor_t activa
                                          udnnNanPropagation_t *reluNanOpt, double *coef)
 {
     static const char fn[] = "udnnGetActivationDescriptor";
+    UDNN_LOG_API_CALL("%s(activationDesc=%p, mode=%p, reluNanOpt=%p, coef=%p)",
+                      fn, (void *)activationDesc, (void *)mode, (void *)reluNanOpt, (void *)coef);
     UDNN_TRY(udnn_check_ptr(fn, "activationDesc", activationDesc));
     /* as udnnGetTensor4dDescriptor, any output may be NULL */
     if (mode) *mode = activationDesc->params.mode;
@@ -128,6 +133,8 @@ udnnStatus_t udnnGetActivationDescriptorSwishBeta(udnnActivationDescriptor_t act
                                                   double *swish_beta)
 {
     static const char fn[] = "udnnGetActivationDescriptorSwishBeta";
+    UDNN_LOG_API_CALL("%s(activationDesc=%p, swish_beta=%p)",
+                      fn, (void *)activationDesc, (void *)swish_beta);
     UDNN_TRY(udnn_check_ptr(fn, "activationDesc", activationDesc));
     UDNN_TRY(udnn_check_ptr(fn, "swish_beta", swish_beta));
     *swish_beta = activationDesc->params.swish_beta;

@@ -45,6 +45,7 @@ static udnnStatus_t check_conv_set(const char *fn, const udnnConvolutionDescript
 udnnStatus_t udnnCreateConvolutionDescriptor(udnnConvolutionDescriptor_t *convDesc)
 {
     static const char fn[] = "udnnCreateConvolutionDescriptor";
+    UDNN_LOG_API_CALL("%s(convDesc=%p)", fn, (void *)convDesc);
     UDNN_TRY(udnn_check_ptr(fn, "convDesc", convDesc));
     *convDesc = calloc(1, sizeof **convDesc);
     if (*convDesc == NULL) return udnn_fail(UDNN_STATUS_ALLOC_FAILED, "%s: out of memory", fn);
@@ -55,6 +56,8 @@ udnnStatus_t udnnCreateConvolutionDescriptor(udnnConvolutionDescriptor_t *convDe
 
 udnnStatus_t udnnDestroyConvolutionDescriptor(udnnConvolutionDescriptor_t convDesc)
 {
+    static const char fn[] = "udnnDestroyConvolutionDescriptor";
+    UDNN_LOG_API_CALL("%s(convDesc=%p)", fn, (void *)convDesc);
     free(convDesc);
     return UDNN_STATUS_SUCCESS;
 }
@@ -117,6 +120,10 @@ udnnStatus_t udnnSetConvolution2dDescriptor(udnnConvolutionDescriptor_t convDesc
     static const char fn[] = "udnnSetConvolution2dDescriptor";
     static const char *const names[3][3] = {
         {"pad_h", "pad_w"}, {"u", "v"}, {"dilation_h", "dilation_w"}};
+    UDNN_LOG_API_CALL("%s(convDesc=%p, pad_h=%d, pad_w=%d, u=%d, v=%d, dilation_h=%d, "
+                      "dilation_w=%d, mode=%d, computeType=%s)",
+                      fn, (void *)convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, (int)mode,
+                      udnn_dtype_name(computeType));
     UDNN_TRY(check_conv_ptr(fn, convDesc));
     const int pad[2] = {pad_h, pad_w}, stride[2] = {u, v}, dil[2] = {dilation_h, dilation_w};
     UDNN_TRY(check_geometry(fn, 2, pad, stride, dil, names));
@@ -131,6 +138,10 @@ udnnStatus_t udnnGetConvolution2dDescriptor(const udnnConvolutionDescriptor_t co
                                             udnnDataType_t *computeType)
 {
     static const char fn[] = "udnnGetConvolution2dDescriptor";
+    UDNN_LOG_API_CALL("%s(convDesc=%p, pad_h=%p, pad_w=%p, u=%p, v=%p, dilation_h=%p, "
+                      "dilation_w=%p, mode=%p, computeType=%p)",
+                      fn, (void *)convDesc, (void *)pad_h, (void *)pad_w, (void *)u, (void *)v,
+                      (void *)dilation_h, (void *)dilation_w, (void *)mode, (void *)computeType);
     UDNN_TRY(check_conv_set(fn, convDesc));
     if (convDesc->nb_spatial != 2)
         return udnn_fail(UDNN_STATUS_BAD_PARAM,
@@ -152,6 +163,11 @@ udnnStatus_t udnnSetConvolutionNdDescriptor(udnnConvolutionDescriptor_t convDesc
                                             udnnDataType_t computeType)
 {
     static const char fn[] = "udnnSetConvolutionNdDescriptor";
+    UDNN_LOG_API_CALL("%s(convDesc=%p, arrayLength=%d, padA=%p, filterStrideA=%p, dilationA=%p, "
+                      "mode=%d, computeType=%s)",
+                      fn, (void *)convDesc, arrayLength, (const void *)padA,
+                      (const void *)filterStrideA, (const void *)dilationA, (int)mode,
+                      udnn_dtype_name(computeType));
     UDNN_TRY(check_conv_ptr(fn, convDesc));
     if (arrayLength != 2 && arrayLength != 3)
         return udnn_fail(UDNN_STATUS_BAD_PARAM,
@@ -173,6 +189,10 @@ udnnStatus_t udnnGetConvolutionNdDescriptor(const udnnConvolutionDescriptor_t co
                                             udnnDataType_t *computeType)
 {
     static const char fn[] = "udnnGetConvolutionNdDescriptor";
+    UDNN_LOG_API_CALL("%s(convDesc=%p, arrayLengthRequested=%d, arrayLength=%p, padA=%p, "
+                      "strideA=%p, dilationA=%p, mode=%p, computeType=%p)",
+                      fn, (void *)convDesc, arrayLengthRequested, (void *)arrayLength, (void *)padA,
+                      (void *)strideA, (void *)dilationA, (void *)mode, (void *)computeType);
     UDNN_TRY(check_conv_set(fn, convDesc));
     if (arrayLengthRequested < 0)
         return udnn_fail(UDNN_STATUS_BAD_PARAM, "%s: arrayLengthRequested is %d; it must be >= 0",
@@ -198,6 +218,7 @@ udnnStatus_t udnnGetConvolutionNdDescriptor(const udnnConvolutionDescriptor_t co
 udnnStatus_t udnnSetConvolutionGroupCount(udnnConvolutionDescriptor_t convDesc, int groupCount)
 {
     static const char fn[] = "udnnSetConvolutionGroupCount";
+    UDNN_LOG_API_CALL("%s(convDesc=%p, groupCount=%d)", fn, (void *)convDesc, groupCount);
     UDNN_TRY(check_conv_ptr(fn, convDesc));
     if (groupCount < 1)
         return udnn_fail(UDNN_STATUS_BAD_PARAM, "%s: groupCount is %d; it must be >= 1", fn,
@@ -209,6 +230,7 @@ udnnStatus_t udnnSetConvolutionGroupCount(udnnConvolutionDescriptor_t convDesc, 
 udnnStatus_t udnnGetConvolutionGroupCount(udnnConvolutionDescriptor_t convDesc, int *groupCount)
 {
     static const char fn[] = "udnnGetConvolutionGroupCount";
+    UDNN_LOG_API_CALL("%s(convDesc=%p, groupCount=%p)", fn, (void *)convDesc, (void *)groupCount);
     UDNN_TRY(check_conv_ptr(fn, convDesc));
     UDNN_TRY(udnn_check_ptr(fn, "groupCount", groupCount));
     *groupCount = convDesc->groups;
@@ -219,6 +241,7 @@ udnnStatus_t udnnSetConvolutionMathType(udnnConvolutionDescriptor_t convDesc,
                                         udnnMathType_t mathType)
 {
     static const char fn[] = "udnnSetConvolutionMathType";
+    UDNN_LOG_API_CALL("%s(convDesc=%p, mathType=%d)", fn, (void *)convDesc, (int)mathType);
     UDNN_TRY(check_conv_ptr(fn, convDesc));
     if (!valid_math_type(mathType))
         return udnn_fail(UDNN_STATUS_BAD_PARAM, "%s: mathType %d is not a udnnMathType_t", fn,
@@ -231,6 +254,7 @@ udnnStatus_t udnnGetConvolutionMathType(udnnConvolutionDescriptor_t convDesc,
                                         udnnMathType_t *mathType)
 {
     static const char fn[] = "udnnGetConvolutionMathType";
+    UDNN_LOG_API_CALL("%s(convDesc=%p, mathType=%p)", fn, (void *)convDesc, (void *)mathType);
     UDNN_TRY(check_conv_ptr(fn, convDesc));
     UDNN_TRY(udnn_check_ptr(fn, "mathType", mathType));
     *mathType = convDesc->math_type;
@@ -320,6 +344,11 @@ udnnStatus_t udnnGetConvolution2dForwardOutputDim(const udnnConvolutionDescripto
                                                   int *c, int *h, int *w)
 {
     static const char fn[] = "udnnGetConvolution2dForwardOutputDim";
+    char xbuf[UDNN_STR_DESC], wbuf[UDNN_STR_DESC];
+    UDNN_LOG_API_CALL("%s(convDesc=%p, inputTensorDesc=%s, filterDesc=%s, n=%p, c=%p, h=%p, w=%p)",
+                      fn, (void *)convDesc, udnn_tensor_str(inputTensorDesc, xbuf, sizeof xbuf),
+                      udnn_filter_str(filterDesc, wbuf, sizeof wbuf), (void *)n, (void *)c,
+                      (void *)h, (void *)w);
     UDNN_TRY(check_conv_set(fn, convDesc));
     if (convDesc->nb_spatial != 2)
         return udnn_fail(UDNN_STATUS_BAD_PARAM,
@@ -341,6 +370,12 @@ udnnStatus_t udnnGetConvolutionNdForwardOutputDim(const udnnConvolutionDescripto
                                                   int nbDims, int tensorOuputDimA[])
 {
     static const char fn[] = "udnnGetConvolutionNdForwardOutputDim";
+    char xbuf[UDNN_STR_DESC], wbuf[UDNN_STR_DESC];
+    UDNN_LOG_API_CALL("%s(convDesc=%p, inputTensorDesc=%s, filterDesc=%s, nbDims=%d, "
+                      "tensorOuputDimA=%p)",
+                      fn, (void *)convDesc, udnn_tensor_str(inputTensorDesc, xbuf, sizeof xbuf),
+                      udnn_filter_str(filterDesc, wbuf, sizeof wbuf), nbDims,
+                      (void *)tensorOuputDimA);
     int out[UDNN_DIM_MAX];
     UDNN_TRY(udnn_conv_output_dims(fn, "inputTensorDesc", inputTensorDesc, "filterDesc", filterDesc,
                                    convDesc, out));

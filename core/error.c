@@ -51,5 +51,7 @@ udnnStatus_t udnn_fail(udnnStatus_t status, const char *fmt, ...)
 
 size_t udnnGetVersion(void)
 {
+    static const char fn[] = "udnnGetVersion";
+    UDNN_LOG_API_CALL("%s()", fn);
     return UDNN_VERSION;
 }

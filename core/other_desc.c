@@ -25,6 +25,7 @@ static int reduce_has_indices(udnnReduceTensorOp_t op)
 udnnStatus_t udnnCreateReduceTensorDescriptor(udnnReduceTensorDescriptor_t *reduceTensorDesc)
 {
     static const char fn[] = "udnnCreateReduceTensorDescriptor";
+    UDNN_LOG_API_CALL("%s(reduceTensorDesc=%p)", fn, (void *)reduceTensorDesc);
     UDNN_TRY(udnn_check_ptr(fn, "reduceTensorDesc", reduceTensorDesc));
     *reduceTensorDesc = calloc(1, sizeof **reduceTensorDesc);
     if (*reduceTensorDesc == NULL)
@@ -34,6 +35,8 @@ udnnStatus_t udnnCreateReduceTensorDescriptor(udnnReduceTensorDescriptor_t *redu
 
 udnnStatus_t udnnDestroyReduceTensorDescriptor(udnnReduceTensorDescriptor_t reduceTensorDesc)
 {
+    static const char fn[] = "udnnDestroyReduceTensorDescriptor";
+    UDNN_LOG_API_CALL("%s(reduceTensorDesc=%p)", fn, (void *)reduceTensorDesc);
     free(reduceTensorDesc);
     return UDNN_STATUS_SUCCESS;
 }
@@ -98,6 +101,11 @@ udnnStatus_t udnnGetReduceTensorDescriptor(const udnnReduceTensorDescriptor_t re
                                            udnnIndicesType_t *reduceTensorIndicesType)
 {
     static const char fn[] = "udnnGetReduceTensorDescriptor";
+    UDNN_LOG_API_CALL("%s(reduceTensorDesc=%p, reduceTensorOp=%p, reduceTensorCompType=%p, "
+                      "reduceTensorNanOpt=%p, reduceTensorIndices=%p, reduceTensorIndicesType=%p)",
+                      fn, (void *)reduceTensorDesc, (void *)reduceTensorOp,
+                      (void *)reduceTensorCompType, (void *)reduceTensorNanOpt,
+                      (void *)reduceTensorIndices, (void *)reduceTensorIndicesType);
     UDNN_TRY(udnn_check_ptr(fn, "reduceTensorDesc", reduceTensorDesc));
     if (!reduceTensorDesc->is_set)
         return udnn_fail(UDNN_STATUS_BAD_PARAM, "%s: reduceTensorDesc has not been set", fn);
@@ -114,6 +122,7 @@ udnnStatus_t udnnGetReduceTensorDescriptor(const udnnReduceTensorDescriptor_t re
 udnnStatus_t udnnCreateLRNDescriptor(udnnLRNDescriptor_t *normDesc)
 {
     static const char fn[] = "udnnCreateLRNDescriptor";
+    UDNN_LOG_API_CALL("%s(normDesc=%p)", fn, (void *)normDesc);
     UDNN_TRY(udnn_check_ptr(fn, "normDesc", normDesc));
     struct udnnLRNStruct *d = malloc(sizeof *d);
     if (d == NULL) return udnn_fail(UDNN_STATUS_ALLOC_FAILED, "%s: out of memory", fn);
@@ -128,6 +137,8 @@ udnnStatus_t udnnCreateLRNDescriptor(udnnLRNDescriptor_t *normDesc)
 
 udnnStatus_t udnnDestroyLRNDescriptor(udnnLRNDescriptor_t lrnDesc)
 {
+    static const char fn[] = "udnnDestroyLRNDescriptor";
+    UDNN_LOG_API_CALL("%s(lrnDesc=%p)", fn, (void *)lrnDesc);
     free(lrnDesc);
     return UDNN_STATUS_SUCCESS;
 }
@@ -163,6 +174,9 @@ udnnStatus_t udnnGetLRNDescriptor(udnnLRNDescriptor_t normDesc, unsigned *lrnN,
                                   double *lrnAlpha, double *lrnBeta, double *lrnK)
 {
     static const char fn[] = "udnnGetLRNDescriptor";
+    UDNN_LOG_API_CALL("%s(normDesc=%p, lrnN=%p, lrnAlpha=%p, lrnBeta=%p, lrnK=%p)",
+                      fn, (void *)normDesc, (void *)lrnN, (void *)lrnAlpha, (void *)lrnBeta,
+                      (void *)lrnK);
     UDNN_TRY(udnn_check_ptr(fn, "normDesc", normDesc));
     if (lrnN) *lrnN = normDesc->n;
     if (lrnAlpha) *lrnAlpha = normDesc->alpha;
@@ -183,6 +197,7 @@ typedef struct {
 udnnStatus_t udnnCreateDropoutDescriptor(udnnDropoutDescriptor_t *dropoutDesc)
 {
     static const char fn[] = "udnnCreateDropoutDescriptor";
+    UDNN_LOG_API_CALL("%s(dropoutDesc=%p)", fn, (void *)dropoutDesc);
     UDNN_TRY(udnn_check_ptr(fn, "dropoutDesc", dropoutDesc));
     *dropoutDesc = calloc(1, sizeof **dropoutDesc);
     if (*dropoutDesc == NULL) return udnn_fail(UDNN_STATUS_ALLOC_FAILED, "%s: out of memory", fn);
@@ -191,6 +206,8 @@ udnnStatus_t udnnCreateDropoutDescriptor(udnnDropoutDescriptor_t *dropoutDesc)
 
 udnnStatus_t udnnDestroyDropoutDescriptor(udnnDropoutDescriptor_t dropoutDesc)
 {
+    static const char fn[] = "udnnDestroyDropoutDescriptor";
+    UDNN_LOG_API_CALL("%s(dropoutDesc=%p)", fn, (void *)dropoutDesc);
     free(dropoutDesc);
     return UDNN_STATUS_SUCCESS;
 }
@@ -198,6 +215,7 @@ udnnStatus_t udnnDestroyDropoutDescriptor(udnnDropoutDescriptor_t dropoutDesc)
 udnnStatus_t udnnDropoutGetStatesSize(udnnHandle_t handle, size_t *sizeInBytes)
 {
     static const char fn[] = "udnnDropoutGetStatesSize";
+    UDNN_LOG_API_CALL("%s(handle=%p, sizeInBytes=%p)", fn, (void *)handle, (void *)sizeInBytes);
     UDNN_TRY(udnn_check_handle(fn, handle));
     UDNN_TRY(udnn_check_ptr(fn, "sizeInBytes", sizeInBytes));
     *sizeInBytes = sizeof(dropout_state);
@@ -207,6 +225,9 @@ udnnStatus_t udnnDropoutGetStatesSize(udnnHandle_t handle, size_t *sizeInBytes)
 udnnStatus_t udnnDropoutGetReserveSpaceSize(udnnTensorDescriptor_t xdesc, size_t *sizeInBytes)
 {
     static const char fn[] = "udnnDropoutGetReserveSpaceSize";
+    char xbuf[UDNN_STR_DESC];
+    UDNN_LOG_API_CALL("%s(xdesc=%s, sizeInBytes=%p)",
+                      fn, udnn_tensor_str(xdesc, xbuf, sizeof xbuf), (void *)sizeInBytes);
     UDNN_TRY(udnn_check_tensor(fn, "xdesc", xdesc));
     UDNN_TRY(udnn_check_ptr(fn, "sizeInBytes", sizeInBytes));
     size_t count = 1; /* one mask byte per element; the descriptor bounds the product */
@@ -294,6 +315,9 @@ udnnStatus_t udnnGetDropoutDescriptor(udnnDropoutDescriptor_t dropoutDesc, udnnH
                                       float *dropout, void **states, unsigned long long *seed)
 {
     static const char fn[] = "udnnGetDropoutDescriptor";
+    UDNN_LOG_API_CALL("%s(dropoutDesc=%p, handle=%p, dropout=%p, states=%p, seed=%p)",
+                      fn, (void *)dropoutDesc, (void *)handle, (void *)dropout, (void *)states,
+                      (void *)seed);
     UDNN_TRY(udnn_check_ptr(fn, "dropoutDesc", dropoutDesc));
     UDNN_TRY(udnn_check_handle(fn, handle));
     if (!dropoutDesc->is_set)

@@ -156,6 +156,7 @@ static void fill_geometry(udnn_pool_problem *p, const udnnPoolingDescriptor_t d)
 udnnStatus_t udnnCreatePoolingDescriptor(udnnPoolingDescriptor_t *poolingDesc)
 {
     static const char fn[] = "udnnCreatePoolingDescriptor";
+    UDNN_LOG_API_CALL("%s(poolingDesc=%p)", fn, (void *)poolingDesc);
     UDNN_TRY(udnn_check_ptr(fn, "poolingDesc", poolingDesc));
     *poolingDesc = calloc(1, sizeof **poolingDesc);
     if (*poolingDesc == NULL) return udnn_fail(UDNN_STATUS_ALLOC_FAILED, "%s: out of memory", fn);
@@ -164,6 +165,8 @@ udnnStatus_t udnnCreatePoolingDescriptor(udnnPoolingDescriptor_t *poolingDesc)
 
 udnnStatus_t udnnDestroyPoolingDescriptor(udnnPoolingDescriptor_t poolingDesc)
 {
+    static const char fn[] = "udnnDestroyPoolingDescriptor";
+    UDNN_LOG_API_CALL("%s(poolingDesc=%p)", fn, (void *)poolingDesc);
     free(poolingDesc);
     return UDNN_STATUS_SUCCESS;
 }
@@ -197,6 +200,12 @@ udnnStatus_t udnnGetPooling2dDescriptor(const udnnPoolingDescriptor_t poolingDes
                                         int *verticalStride, int *horizontalStride)
 {
     static const char fn[] = "udnnGetPooling2dDescriptor";
+    UDNN_LOG_API_CALL("%s(poolingDesc=%p, mode=%p, maxpoolingNanOpt=%p, windowHeight=%p, "
+                      "windowWidth=%p, verticalPadding=%p, horizontalPadding=%p, "
+                      "verticalStride=%p, horizontalStride=%p)",
+                      fn, (void *)poolingDesc, (void *)mode, (void *)maxpoolingNanOpt,
+                      (void *)windowHeight, (void *)windowWidth, (void *)verticalPadding,
+                      (void *)horizontalPadding, (void *)verticalStride, (void *)horizontalStride);
     UDNN_TRY(check_pooling_desc(fn, poolingDesc));
     if (poolingDesc->nb_spatial != 2)
         return udnn_fail(UDNN_STATUS_BAD_PARAM,
@@ -222,8 +231,10 @@ udnnStatus_t udnnSetPoolingNdDescriptor(udnnPoolingDescriptor_t poolingDesc,
                                         const int strideA[])
 {
     static const char fn[] = "udnnSetPoolingNdDescriptor";
-    UDNN_LOG_API_CALL("%s(poolingDesc=%p, mode=%d, maxpoolingNanOpt=%d, nbDims=%d)", fn,
-                      (void *)poolingDesc, (int)mode, (int)maxpoolingNanOpt, nbDims);
+    UDNN_LOG_API_CALL("%s(poolingDesc=%p, mode=%d, maxpoolingNanOpt=%d, nbDims=%d, "
+                      "windowDimA=%p, paddingA=%p, strideA=%p)",
+                      fn, (void *)poolingDesc, (int)mode, (int)maxpoolingNanOpt, nbDims,
+                      (const void *)windowDimA, (const void *)paddingA, (const void *)strideA);
     UDNN_TRY(udnn_check_ptr(fn, "poolingDesc", poolingDesc));
     if (nbDims != 2 && nbDims != 3)
         return udnn_fail(UDNN_STATUS_BAD_PARAM,
@@ -241,6 +252,11 @@ udnnStatus_t udnnGetPoolingNdDescriptor(const udnnPoolingDescriptor_t poolingDes
                                         int windowDimA[], int paddingA[], int strideA[])
 {
     static const char fn[] = "udnnGetPoolingNdDescriptor";
+    UDNN_LOG_API_CALL("%s(poolingDesc=%p, nbDimsRequested=%d, mode=%p, maxpoolingNanOpt=%p, "
+                      "nbDims=%p, windowDimA=%p, paddingA=%p, strideA=%p)",
+                      fn, (void *)poolingDesc, nbDimsRequested, (void *)mode,
+                      (void *)maxpoolingNanOpt, (void *)nbDims, (void *)windowDimA,
+                      (void *)paddingA, (void *)strideA);
     UDNN_TRY(check_pooling_desc(fn, poolingDesc));
     if (nbDimsRequested < 0)
         return udnn_fail(UDNN_STATUS_BAD_PARAM, "%s: nbDimsRequested is %d; it must be >= 0",
@@ -268,6 +284,10 @@ udnnStatus_t udnnGetPooling2dForwardOutputDim(const udnnPoolingDescriptor_t pool
                                               int *n, int *c, int *h, int *w)
 {
     static const char fn[] = "udnnGetPooling2dForwardOutputDim";
+    char xbuf[UDNN_STR_DESC];
+    UDNN_LOG_API_CALL("%s(poolingDesc=%p, inputTensorDesc=%s, n=%p, c=%p, h=%p, w=%p)",
+                      fn, (void *)poolingDesc, udnn_tensor_str(inputTensorDesc, xbuf, sizeof xbuf),
+                      (void *)n, (void *)c, (void *)h, (void *)w);
     UDNN_TRY(check_pooling_desc(fn, poolingDesc));
     UDNN_TRY(udnn_check_tensor(fn, "inputTensorDesc", inputTensorDesc));
     if (poolingDesc->nb_spatial != 2)
@@ -288,6 +308,10 @@ udnnStatus_t udnnGetPoolingNdForwardOutputDim(const udnnPoolingDescriptor_t pool
                                               int nbDims, int outputTensorDimA[])
 {
     static const char fn[] = "udnnGetPoolingNdForwardOutputDim";
+    char xbuf[UDNN_STR_DESC];
+    UDNN_LOG_API_CALL("%s(poolingDesc=%p, inputTensorDesc=%s, nbDims=%d, outputTensorDimA=%p)",
+                      fn, (void *)poolingDesc, udnn_tensor_str(inputTensorDesc, xbuf, sizeof xbuf),
+                      nbDims, (void *)outputTensorDimA);
     UDNN_TRY(check_pooling_desc(fn, poolingDesc));
     UDNN_TRY(udnn_check_tensor(fn, "inputTensorDesc", inputTensorDesc));
     UDNN_TRY(udnn_check_ptr(fn, "outputTensorDimA", outputTensorDimA));

@@ -176,6 +176,7 @@ udnnStatus_t udnnTransformTensor(udnnHandle_t handle, const void *alpha,
 udnnStatus_t udnnCreateOpTensorDescriptor(udnnOpTensorDescriptor_t *opTensorDesc)
 {
     static const char fn[] = "udnnCreateOpTensorDescriptor";
+    UDNN_LOG_API_CALL("%s(opTensorDesc=%p)", fn, (void *)opTensorDesc);
     UDNN_TRY(udnn_check_ptr(fn, "opTensorDesc", opTensorDesc));
     *opTensorDesc = calloc(1, sizeof **opTensorDesc);
     if (*opTensorDesc == NULL)
@@ -185,6 +186,8 @@ udnnStatus_t udnnCreateOpTensorDescriptor(udnnOpTensorDescriptor_t *opTensorDesc
 
 udnnStatus_t udnnDestroyOpTensorDescriptor(udnnOpTensorDescriptor_t opTensorDesc)
 {
+    static const char fn[] = "udnnDestroyOpTensorDescriptor";
+    UDNN_LOG_API_CALL("%s(opTensorDesc=%p)", fn, (void *)opTensorDesc);
     free(opTensorDesc);
     return UDNN_STATUS_SUCCESS;
 }
@@ -224,6 +227,9 @@ udnnStatus_t udnnGetOpTensorDescriptor(const udnnOpTensorDescriptor_t opTensorDe
                                        udnnNanPropagation_t *opTensorNanOpt)
 {
     static const char fn[] = "udnnGetOpTensorDescriptor";
+    UDNN_LOG_API_CALL("%s(opTensorDesc=%p, opTensorOp=%p, opTensorCompType=%p, opTensorNanOpt=%p)",
+                      fn, (void *)opTensorDesc, (void *)opTensorOp, (void *)opTensorCompType,
+                      (void *)opTensorNanOpt);
     UDNN_TRY(udnn_check_ptr(fn, "opTensorDesc", opTensorDesc));
     if (!opTensorDesc->is_set)
         return udnn_fail(UDNN_STATUS_BAD_PARAM, "%s: opTensorDesc has not been set", fn);

@@ -287,6 +287,229 @@ START_TEST(test_log_api_to_file)
 }
 END_TEST
 
+/* 1 when a line of log holds the call "fn(" and the text arg; the lines
+ * that hold the call go to seen (for the failure message). */
+static int logged(const char *log, const char *fn, const char *arg, char *seen, size_t n)
+{
+    char call[128];
+    snprintf(call, sizeof call, "] %s(", fn);
+    size_t pos = 0;
+    seen[0] = '\0';
+    for (const char *line = log; line != NULL && *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1), line);
+        if (strstr(buf, call) != NULL) {
+            if (strstr(buf, arg) != NULL) return 1;
+            if (pos < n) {
+                int w = snprintf(seen + pos, n - pos, "%s\n", buf);
+                if (w > 0) pos += (size_t)w;
+            }
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+/* "name=<pointer>" as the API log prints it. */
+static const char *ptr_arg(char *buf, size_t n, const char *name, const void *p)
+{
+    snprintf(buf, n, "%s=%p", name, p);
+    return buf;
+}
+
+#define EXPECT_LOGGED(log, fn, arg)                                                          \
+    do {                                                                                    \
+        char seen_[1024];                                                                   \
+        ck_assert_msg(logged((log), (fn), (arg), seen_, sizeof seen_),                      \
+                      "no %s(...%s...) in the log; its lines of %s:\n%s", (fn), (arg), (fn), \
+                      seen_);                                                               \
+    } while (0)
+
+START_TEST(test_log_api_descriptor_calls)
+{
+    char path[] = "/tmp/udnn-log-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    setenv("UDNN_LOG", "api", 1);
+    setenv("UDNN_LOG_FILE", path, 1);
+    char a[64];
+    udnnHandle_t h = tu_handle(UDNN_BACKEND_CPU);
+
+    udnnTensorDescriptor_t x;
+    udnnFilterDescriptor_t wf;
+    tu_ok(udnnCreateTensorDescriptor(&x));
+    tu_ok(udnnSetTensor4dDescriptor(x, UDNN_TENSOR_NCHW, UDNN_DATA_FLOAT, 1, 3, 8, 8));
+    tu_ok(udnnCreateFilterDescriptor(&wf));
+    tu_ok(udnnSetFilter4dDescriptor(wf, UDNN_DATA_FLOAT, UDNN_TENSOR_NCHW, 4, 3, 3, 3));
+
+    /* activation */
+    udnnActivationDescriptor_t act;
+    udnnActivationMode_t am;
+    udnnNanPropagation_t an;
+    double coef, swish;
+    tu_ok(udnnCreateActivationDescriptor(&act));
+    tu_ok(udnnSetActivationDescriptor(act, UDNN_ACTIVATION_CLIPPED_RELU, UDNN_PROPAGATE_NAN, 6.5));
+    tu_ok(udnnGetActivationDescriptor(act, &am, &an, &coef));
+    tu_ok(udnnGetActivationDescriptorSwishBeta(act, &swish));
+
+    /* convolution */
+    udnnConvolutionDescriptor_t conv;
+    int pad_h, pad_w, u, v, dh, dw, n, c, oh, ow, dims[4], groups;
+    udnnConvolutionMode_t cm;
+    udnnDataType_t ct;
+    tu_ok(udnnCreateConvolutionDescriptor(&conv));
+    tu_ok(udnnSetConvolution2dDescriptor(conv, 1, 2, 1, 1, 1, 1, UDNN_CROSS_CORRELATION,
+                                         UDNN_DATA_FLOAT));
+    tu_ok(udnnGetConvolution2dDescriptor(conv, &pad_h, &pad_w, &u, &v, &dh, &dw, &cm, &ct));
+    tu_ok(udnnSetConvolutionGroupCount(conv, 1));
+    tu_ok(udnnGetConvolutionGroupCount(conv, &groups));
+    tu_ok(udnnGetConvolution2dForwardOutputDim(conv, x, wf, &n, &c, &oh, &ow));
+    tu_ok(udnnGetConvolutionNdForwardOutputDim(conv, x, wf, 4, dims));
+    int max_count;
+    tu_ok(udnnGetConvolutionForwardAlgorithmMaxCount(h, &max_count));
+
+    /* pooling */
+    udnnPoolingDescriptor_t pool;
+    udnnPoolingMode_t pm;
+    udnnNanPropagation_t pn;
+    int wh, ww, vp, hp, vs, hs;
+    tu_ok(udnnCreatePoolingDescriptor(&pool));
+    tu_ok(udnnSetPooling2dDescriptor(pool, UDNN_POOLING_MAX, UDNN_NOT_PROPAGATE_NAN, 3, 3, 1, 1,
+                                     2, 2));
+    tu_ok(udnnGetPooling2dDescriptor(pool, &pm, &pn, &wh, &ww, &vp, &hp, &vs, &hs));
+    tu_ok(udnnGetPooling2dForwardOutputDim(pool, x, &n, &c, &oh, &ow));
+    tu_ok(udnnGetPoolingNdForwardOutputDim(pool, x, 4, dims));
+
+    /* op-tensor */
+    udnnOpTensorDescriptor_t op;
+    udnnOpTensorOp_t oo;
+    udnnDataType_t ot;
+    udnnNanPropagation_t on;
+    tu_ok(udnnCreateOpTensorDescriptor(&op));
+    tu_ok(udnnSetOpTensorDescriptor(op, UDNN_OP_TENSOR_MUL, UDNN_DATA_DOUBLE,
+                                    UDNN_NOT_PROPAGATE_NAN));
+    tu_ok(udnnGetOpTensorDescriptor(op, &oo, &ot, &on));
+
+    /* reduce */
+    udnnReduceTensorDescriptor_t red;
+    udnnReduceTensorOp_t ro;
+    udnnDataType_t rt;
+    udnnNanPropagation_t rn;
+    udnnReduceTensorIndices_t ri;
+    udnnIndicesType_t rit;
+    tu_ok(udnnCreateReduceTensorDescriptor(&red));
+    tu_ok(udnnSetReduceTensorDescriptor(red, UDNN_REDUCE_TENSOR_MAX, UDNN_DATA_FLOAT,
+                                        UDNN_NOT_PROPAGATE_NAN,
+                                        UDNN_REDUCE_TENSOR_FLATTENED_INDICES, UDNN_32BIT_INDICES));
+    tu_ok(udnnGetReduceTensorDescriptor(red, &ro, &rt, &rn, &ri, &rit));
+
+    /* LRN */
+    udnnLRNDescriptor_t lrn;
+    unsigned ln;
+    double la, lb, lk;
+    tu_ok(udnnCreateLRNDescriptor(&lrn));
+    tu_ok(udnnSetLRNDescriptor(lrn, 7, 2e-4, 0.5, 1.5));
+    tu_ok(udnnGetLRNDescriptor(lrn, &ln, &la, &lb, &lk));
+
+    /* dropout */
+    udnnDropoutDescriptor_t drop;
+    size_t states_size, reserve_size;
+    void *states, *got_states;
+    float got_dropout;
+    unsigned long long seed;
+    tu_ok(udnnCreateDropoutDescriptor(&drop));
+    tu_ok(udnnDropoutGetStatesSize(h, &states_size));
+    tu_ok(udnnMalloc(h, &states, states_size));
+    tu_ok(udnnSetDropoutDescriptor(drop, h, 0.5f, states, states_size, 1234ULL));
+    tu_ok(udnnGetDropoutDescriptor(drop, h, &got_dropout, &got_states, &seed));
+    tu_ok(udnnDropoutGetReserveSpaceSize(x, &reserve_size));
+    ck_assert(udnnGetVersion() > 0);
+
+    /* what the Destroy calls log, formatted while the descriptors live */
+    char d_act[64], d_conv[64], d_pool[64], d_op[64], d_red[64], d_lrn[64], d_drop[64];
+    ptr_arg(d_act, sizeof d_act, "activationDesc", act);
+    ptr_arg(d_conv, sizeof d_conv, "convDesc", conv);
+    ptr_arg(d_pool, sizeof d_pool, "poolingDesc", pool);
+    ptr_arg(d_op, sizeof d_op, "opTensorDesc", op);
+    ptr_arg(d_red, sizeof d_red, "reduceTensorDesc", red);
+    ptr_arg(d_lrn, sizeof d_lrn, "lrnDesc", lrn);
+    ptr_arg(d_drop, sizeof d_drop, "dropoutDesc", drop);
+    tu_ok(udnnDestroyActivationDescriptor(act));
+    tu_ok(udnnDestroyConvolutionDescriptor(conv));
+    tu_ok(udnnDestroyPoolingDescriptor(pool));
+    tu_ok(udnnDestroyOpTensorDescriptor(op));
+    tu_ok(udnnDestroyReduceTensorDescriptor(red));
+    tu_ok(udnnDestroyLRNDescriptor(lrn));
+    tu_ok(udnnDestroyDropoutDescriptor(drop));
+    udnnFree(h, states);
+    udnnDestroyFilterDescriptor(wf);
+    udnnDestroyTensorDescriptor(x);
+    udnnDestroy(h);
+
+    static char log[65536];
+    slurp(path, log, sizeof log);
+    unlink(path);
+
+    EXPECT_LOGGED(log, "udnnCreateActivationDescriptor",
+                  ptr_arg(a, sizeof a, "activationDesc", &act));
+    EXPECT_LOGGED(log, "udnnSetActivationDescriptor", "coef=6.5");
+    EXPECT_LOGGED(log, "udnnGetActivationDescriptor", ptr_arg(a, sizeof a, "coef", &coef));
+    EXPECT_LOGGED(log, "udnnGetActivationDescriptorSwishBeta",
+                  ptr_arg(a, sizeof a, "swish_beta", &swish));
+    EXPECT_LOGGED(log, "udnnDestroyActivationDescriptor", d_act);
+
+    EXPECT_LOGGED(log, "udnnCreateConvolutionDescriptor", ptr_arg(a, sizeof a, "convDesc", &conv));
+    EXPECT_LOGGED(log, "udnnSetConvolution2dDescriptor", "pad_w=2");
+    EXPECT_LOGGED(log, "udnnGetConvolution2dDescriptor", ptr_arg(a, sizeof a, "pad_w", &pad_w));
+    EXPECT_LOGGED(log, "udnnSetConvolutionGroupCount", "groupCount=1");
+    EXPECT_LOGGED(log, "udnnGetConvolutionGroupCount", ptr_arg(a, sizeof a, "groupCount", &groups));
+    EXPECT_LOGGED(log, "udnnGetConvolution2dForwardOutputDim", "inputTensorDesc=f32[1,3,8,8]");
+    EXPECT_LOGGED(log, "udnnGetConvolution2dForwardOutputDim", "filterDesc=f32:nchw[4,3,3,3]");
+    EXPECT_LOGGED(log, "udnnGetConvolutionNdForwardOutputDim", "nbDims=4");
+    EXPECT_LOGGED(log, "udnnGetConvolutionForwardAlgorithmMaxCount",
+                  ptr_arg(a, sizeof a, "count", &max_count));
+    EXPECT_LOGGED(log, "udnnDestroyConvolutionDescriptor", d_conv);
+
+    EXPECT_LOGGED(log, "udnnCreatePoolingDescriptor", ptr_arg(a, sizeof a, "poolingDesc", &pool));
+    EXPECT_LOGGED(log, "udnnSetPooling2dDescriptor", "windowHeight=3");
+    EXPECT_LOGGED(log, "udnnGetPooling2dDescriptor",
+                  ptr_arg(a, sizeof a, "windowHeight", &wh));
+    EXPECT_LOGGED(log, "udnnGetPooling2dForwardOutputDim", "inputTensorDesc=f32[1,3,8,8]");
+    EXPECT_LOGGED(log, "udnnGetPoolingNdForwardOutputDim", "nbDims=4");
+    EXPECT_LOGGED(log, "udnnDestroyPoolingDescriptor", d_pool);
+
+    EXPECT_LOGGED(log, "udnnCreateOpTensorDescriptor", ptr_arg(a, sizeof a, "opTensorDesc", &op));
+    EXPECT_LOGGED(log, "udnnSetOpTensorDescriptor", "opTensorCompType=f64");
+    EXPECT_LOGGED(log, "udnnGetOpTensorDescriptor", ptr_arg(a, sizeof a, "opTensorOp", &oo));
+    EXPECT_LOGGED(log, "udnnDestroyOpTensorDescriptor", d_op);
+
+    EXPECT_LOGGED(log, "udnnCreateReduceTensorDescriptor",
+                  ptr_arg(a, sizeof a, "reduceTensorDesc", &red));
+    EXPECT_LOGGED(log, "udnnSetReduceTensorDescriptor", "reduceTensorIndices=1");
+    EXPECT_LOGGED(log, "udnnGetReduceTensorDescriptor",
+                  ptr_arg(a, sizeof a, "reduceTensorIndicesType", &rit));
+    EXPECT_LOGGED(log, "udnnDestroyReduceTensorDescriptor", d_red);
+
+    EXPECT_LOGGED(log, "udnnCreateLRNDescriptor", ptr_arg(a, sizeof a, "normDesc", &lrn));
+    EXPECT_LOGGED(log, "udnnSetLRNDescriptor", "lrnN=7");
+    EXPECT_LOGGED(log, "udnnGetLRNDescriptor", ptr_arg(a, sizeof a, "lrnK", &lk));
+    EXPECT_LOGGED(log, "udnnDestroyLRNDescriptor", d_lrn);
+
+    EXPECT_LOGGED(log, "udnnCreateDropoutDescriptor", ptr_arg(a, sizeof a, "dropoutDesc", &drop));
+    EXPECT_LOGGED(log, "udnnDropoutGetStatesSize",
+                  ptr_arg(a, sizeof a, "sizeInBytes", &states_size));
+    EXPECT_LOGGED(log, "udnnSetDropoutDescriptor", "seed=1234");
+    EXPECT_LOGGED(log, "udnnGetDropoutDescriptor", ptr_arg(a, sizeof a, "seed", &seed));
+    EXPECT_LOGGED(log, "udnnDropoutGetReserveSpaceSize", "xdesc=f32[1,3,8,8]");
+    EXPECT_LOGGED(log, "udnnDestroyDropoutDescriptor", d_drop);
+
+    EXPECT_LOGGED(log, "udnnGetVersion", "udnnGetVersion()");
+}
+END_TEST
+
 START_TEST(test_log_error_level_only)
 {
     char path[] = "/tmp/udnn-log-XXXXXX";
@@ -404,6 +627,7 @@ int main(void)
     TCase *te = tcase_create("errors-and-logs");
     tcase_add_test(te, test_last_error_is_thread_local);
     tcase_add_test(te, test_log_api_to_file);
+    tcase_add_test(te, test_log_api_descriptor_calls);
     tcase_add_test(te, test_log_error_level_only);
     tcase_add_test(te, test_silent_by_default);
     tcase_add_loop_test(te, test_disable_solvers, 0, 3);
