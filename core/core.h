@@ -264,4 +264,33 @@ UDNN_INTERNAL int udnn_rank_algos(udnnHandle_t h, udnn_op op, int algo_count, vo
         if (try_status_ != UDNN_STATUS_SUCCESS) return try_status_; \
     } while (0)
 
+/* ---- reproducer lines and UDNN_VERIFY (repro.c, verify.c) ---------------- */
+
+/* Room for one reproducer line. */
+#define UDNN_STR_REPRO 1024
+
+/* Writes into buf the udnn-bench command line that runs `problem` (of op,
+ * with algo; -1 for none) on the named backend; returns its length. */
+UDNN_INTERNAL size_t udnn_repro_line(const char *backend, udnn_op op, int algo,
+                                     const void *problem, char *buf, size_t size);
+/* Logs that line at level api: "fn: reproduce with: udnn-bench ...". */
+UDNN_INTERNAL void udnn_log_repro(udnnHandle_t h, const char *fn, udnn_op op, int algo,
+                                  const void *problem);
+
+/* Host copies of an op's operands, taken before a verified run. */
+typedef struct udnn_verify_snapshot udnn_verify_snapshot;
+/* 1 when UDNN_VERIFY asks for it and the handle's backend is not the CPU. */
+UDNN_INTERNAL int udnn_verify_wanted(udnnHandle_t h);
+/* Copies what the op reads to the host; NULL (and a warning logged) when
+ * the op cannot be verified. */
+UDNN_INTERNAL udnn_verify_snapshot *udnn_verify_begin(udnnHandle_t h, const char *fn, udnn_op op,
+                                                      const void *problem);
+/* After a successful run: reruns the op on the CPU reference and compares;
+ * logs a mismatch (UDNN_VERIFY=1) or fails with EXECUTION_FAILED
+ * (UDNN_VERIFY=abort). Frees the snapshot; leaves the last error alone
+ * when all is well. */
+UDNN_INTERNAL udnnStatus_t udnn_verify_end(udnnHandle_t h, const char *fn, udnn_op op, int algo,
+                                           const void *problem, udnn_verify_snapshot *s);
+UDNN_INTERNAL void udnn_verify_discard(udnn_verify_snapshot *s);
+
 #endif /* UDNN_CORE_H */

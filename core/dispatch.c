@@ -84,12 +84,30 @@ static udnnStatus_t run_solver(udnnHandle_t h, const char *fn, const udnn_solver
     return UDNN_STATUS_SUCCESS;
 }
 
+/* run_solver, checked against the CPU reference under UDNN_VERIFY. */
+static udnnStatus_t run_verified(udnnHandle_t h, const char *fn, const udnn_solver *s, udnn_op op,
+                                 int algo, const void *problem, void *workspace,
+                                 size_t workspace_bytes)
+{
+    if (!udnn_verify_wanted(h)) return run_solver(h, fn, s, problem, workspace, workspace_bytes);
+    udnn_verify_snapshot *snap = udnn_verify_begin(h, fn, op, problem);
+    udnnStatus_t st = run_solver(h, fn, s, problem, workspace, workspace_bytes);
+    if (snap == NULL) return st;
+    if (st != UDNN_STATUS_SUCCESS) {
+        udnn_verify_discard(snap);
+        return st;
+    }
+    return udnn_verify_end(h, fn, op, algo, problem, snap);
+}
+
 udnnStatus_t udnn_dispatch(udnnHandle_t h, const char *fn, udnn_op op, int algo,
                            const void *problem, void *workspace, size_t workspace_bytes)
 {
     const udnn_backend *be = h->backend;
     const char *why = NULL;
     const udnn_solver *rejected = NULL;
+    /* every op passes here, valid: the one place to print its reproducer */
+    if (udnn_log_enabled(UDNN_LOG_API)) udnn_log_repro(h, fn, op, algo, problem);
     for (size_t i = 0; i < be->solver_count; i++) {
         const udnn_solver *s = be->solvers[i];
         if (s->op != op || (algo >= 0 && s->algo != algo)) continue;
@@ -111,7 +129,7 @@ udnnStatus_t udnn_dispatch(udnnHandle_t h, const char *fn, udnn_op op, int algo,
             why = "needs more workspace than given";
             continue;
         }
-        return run_solver(h, fn, s, problem, workspace, workspace_bytes);
+        return run_verified(h, fn, s, op, algo, problem, workspace, workspace_bytes);
     }
     if (rejected != NULL)
         return udnn_fail(UDNN_STATUS_NOT_SUPPORTED, "%s: solver %s of the %s backend: %s", fn,

@@ -1,0 +1,51 @@
+#!/bin/sh
+# udnn-bench on the CPU: every line of tests/inputs/bench_batch.txt (every
+# op family) must PASS its check against cpu/ref; the acceptance line
+# prints PASS and a rate; --csv prints exactly the documented columns; a
+# benchdnn descriptor and the flags name the same problem; a mistyped
+# option fails, naming it.
+top_builddir=${top_builddir:-.}
+inputs=${UDNN_TEST_INPUTS:-${top_srcdir:-.}/tests/inputs}
+bench="$top_builddir/tools/udnn-bench"
+status=0
+fail() { echo "bench-batch: FAIL: $*"; status=1; }
+
+# every family, checked
+batch="$inputs/bench_batch.txt"
+out=$("$bench" --backend cpu --check --iters 2 --warmup 0 --batch "$batch" 2>&1)
+rc=$?
+echo "$out"
+problems=$(grep -cEv '^[[:space:]]*(#|$)' "$batch")
+passed=$(echo "$out" | grep -c '  PASS ')
+[ "$rc" -eq 0 ] || fail "udnn-bench --batch exited $rc"
+[ "$passed" -eq "$problems" ] || fail "$passed of $problems problems passed"
+echo "$out" | grep -q "^summary: $problems problems, 0 failed" || fail "no clean summary line"
+
+# the acceptance line: PASS and a rate
+line=$("$bench" conv --n 2 --c 5 --h 13 --w 11 --k 7 --r 3 --s 3 --pad 1 --backend cpu 2>&1)
+echo "$line"
+echo "$line" | grep -Eq ' PASS .* [0-9.e+-]+ TFLOP/s' || fail "the acceptance line: $line"
+
+# CSV: the header, then one row per problem with twelve columns
+csv=$("$bench" --backend cpu --csv --iters 1 --warmup 0 --batch "$batch" 2>&1)
+header=$(echo "$csv" | head -1)
+[ "$header" = "op,problem,backend,dtype,layout,solver,time_ms,rate,rate_unit,peer,peer_time_ms,ratio" ] ||
+    fail "CSV header: $header"
+rows=$(echo "$csv" | grep -c '^[a-z]*,[^,]*,cpu,')
+[ "$rows" -eq "$problems" ] || fail "CSV has $rows rows for $problems problems"
+bad=$(echo "$csv" | grep '^[a-z]*,' | awk -F, 'NF != 12' | head -3)
+[ -z "$bad" ] || fail "CSV rows without 12 columns: $bad"
+
+# a descriptor and its flags are one problem
+a=$("$bench" conv g2mb2ic4ih9iw8oc6kh3kw3sh2sw2ph1pw1dh1dw1 --backend cpu --iters 1 2>&1 | cut -d' ' -f2)
+b=$("$bench" conv --groups 2 --n 2 --c 4 --h 9 --w 8 --k 6 --r 3 --s 3 --stride 2 --pad 1 \
+    --dilation 2 --backend cpu --iters 1 2>&1 | cut -d' ' -f2)
+[ -n "$a" ] && [ "$a" = "$b" ] || fail "descriptor gives '$a', flags give '$b'"
+
+# a mistyped option is an error that names it
+err=$("$bench" act --n 2 --c 3 --h 4 --w 5 --moed relu --backend cpu 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && echo "$err" | grep -q 'act does not take --moed' || fail "a mistyped option: $err"
+
+[ $status -eq 0 ] && echo "bench-batch: all $problems problems PASS"
+exit $status

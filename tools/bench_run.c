@@ -1,0 +1,112 @@
+/* bench_run.c - buffer sets on a handle and the timing loop. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tools/bench_run.h"
+
+double bench_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n)
+{
+    if (n <= 0) return 0.0;
+    qsort(v, (size_t)n, sizeof *v, compare_doubles);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int bench_auto_sets(const bench_problem *p)
+{
+    double bytes = 0.0;
+    for (int i = 0; i < p->nbufs; i++) bytes += (double)p->buf[i].bytes;
+    const double want = 64.0 * 1024 * 1024;
+    int sets = bytes > 0 ? (int)(want / bytes) + 1 : BENCH_MAX_SETS;
+    return sets < 2 ? 2 : sets > BENCH_MAX_SETS ? BENCH_MAX_SETS : sets;
+}
+
+int bench_exec_upload(bench_problem *p, bench_exec *e, int set)
+{
+    for (int i = 0; i < p->nbufs; i++) {
+        if (p->buf[i].bytes == 0) continue;
+        udnnStatus_t st = udnnMemcpy(e->h, e->ptr[set][i], p->buf[i].host, p->buf[i].bytes,
+                                     UDNN_MEMCPY_HOST_TO_DEVICE);
+        if (st != UDNN_STATUS_SUCCESS) return bench_fail_udnn(p, st, "upload");
+    }
+    return 0;
+}
+
+int bench_exec_open(bench_problem *p, bench_exec *e, udnnHandle_t h, int sets, int oracle)
+{
+    memset(e, 0, sizeof *e);
+    e->h = h;
+    e->oracle = oracle;
+    e->algo = -1;
+    e->sets = sets > BENCH_MAX_SETS ? BENCH_MAX_SETS : sets < 1 ? 1 : sets;
+    for (int s = 0; s < e->sets; s++)
+        for (int i = 0; i < p->nbufs; i++) {
+            udnnStatus_t st = udnnMalloc(h, &e->ptr[s][i], p->buf[i].bytes);
+            if (st != UDNN_STATUS_SUCCESS) return bench_fail_udnn(p, st, "allocation");
+        }
+    for (int s = 0; s < e->sets; s++)
+        if (bench_exec_upload(p, e, s) < 0) return -1;
+    if (p->family->prepare != NULL) {
+        udnnStatus_t st = p->family->prepare(p, e);
+        if (st != UDNN_STATUS_SUCCESS)
+            return p->err[0] ? -1 : bench_fail_udnn(p, st, "preparing the problem");
+    }
+    return 0;
+}
+
+void bench_exec_close(bench_problem *p, bench_exec *e)
+{
+    if (e->h == NULL) return;
+    if (p->family->release != NULL) p->family->release(p, e);
+    for (int s = 0; s < e->sets; s++)
+        for (int i = 0; i < p->nbufs; i++)
+            if (e->ptr[s][i] != NULL) udnnFree(e->h, e->ptr[s][i]);
+    e->h = NULL;
+}
+
+int bench_time(bench_problem *p, bench_exec *e, const bench_timing *t, bench_times *out)
+{
+    memset(out, 0, sizeof *out);
+    int set = 0;
+    for (int i = 0; i < t->warmup; i++, set = (set + 1) % e->sets) {
+        udnnStatus_t st = p->family->run(p, e, set);
+        if (st != UDNN_STATUS_SUCCESS) return bench_fail_udnn(p, st, "warm-up run");
+    }
+    udnnSynchronize(e->h);
+    double *times = malloc(sizeof(double) * (size_t)(t->iters > 0 ? t->iters : 1));
+    if (times == NULL) return bench_fail(p, "out of memory");
+    double spent = 0.0;
+    int n = 0;
+    for (; n < t->iters && (n == 0 || spent < t->max_ms); n++, set = (set + 1) % e->sets) {
+        const double t0 = bench_now_ms();
+        udnnStatus_t st = p->family->run(p, e, set);
+        if (st == UDNN_STATUS_SUCCESS) st = udnnSynchronize(e->h);
+        const double dt = bench_now_ms() - t0;
+        if (st != UDNN_STATUS_SUCCESS) {
+            free(times);
+            return bench_fail_udnn(p, st, "timed run");
+        }
+        times[n] = dt;
+        spent += dt;
+    }
+    out->runs = n;
+    if (n > 0) {
+        out->median_ms = bench_median(times, n);
+        out->min_ms = times[0]; /* sorted by bench_median */
+    }
+    free(times);
+    return 0;
+}
