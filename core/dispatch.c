@@ -188,13 +188,14 @@ int udnn_rank_algos(udnnHandle_t h, udnn_op op, int algo_count, void *problem, i
         if (measure) {
             if (r->memory > workspace_bytes) {
                 r->status = UDNN_STATUS_ALLOC_FAILED;
+                r->time_ms = -1.0f;
                 continue;
             }
             be->synchronize(h->ctx);
             double t0 = now_ms();
             udnnStatus_t st = s->run(h->ctx, problem, workspace, workspace_bytes);
             if (st == UDNN_STATUS_SUCCESS) st = be->synchronize(h->ctx);
-            r->time_ms = (float)(now_ms() - t0);
+            r->time_ms = st == UDNN_STATUS_SUCCESS ? (float)(now_ms() - t0) : -1.0f;
             r->status = st;
         }
     }

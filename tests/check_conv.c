@@ -351,9 +351,10 @@ enum { QUERY_V7, QUERY_FIND, QUERY_FIND_EX };
         (rows)[i_].math = (perf)[i_].mathType;                                                     \
     }
 
-/* Runs one algorithm query of a direction; FindEx writes the output. */
-static udnnStatus_t query(conv_case *c, int dir, int kind, int requested, perf_row rows[8],
-                          int *returned)
+/* Runs one algorithm query of a direction; FindEx writes the output and
+ * measures with the workspace given (ws may be NULL). */
+static udnnStatus_t query_ws(conv_case *c, int dir, int kind, int requested, perf_row rows[8],
+                             int *returned, void *ws, size_t ws_bytes)
 {
     udnnStatus_t st = UDNN_STATUS_SUCCESS;
     *returned = 0;
@@ -368,7 +369,7 @@ static udnnStatus_t query(conv_case *c, int dir, int kind, int requested, perf_r
         else
             st = udnnFindConvolutionForwardAlgorithmEx(
                 c->h, c->x.desc, tu_buf_ptr(&c->x.buf), c->w.desc, tu_buf_ptr(&c->w.buf), c->conv,
-                c->y.desc, tu_buf_ptr(&c->y.buf), requested, returned, perf, NULL, 0);
+                c->y.desc, tu_buf_ptr(&c->y.buf), requested, returned, perf, ws, ws_bytes);
         if (st == UDNN_STATUS_SUCCESS) COPY_PERF(rows, perf, *returned);
     } else if (dir == DIR_BWD_DATA) {
         udnnConvolutionBwdDataAlgoPerf_t perf[8];
@@ -381,7 +382,7 @@ static udnnStatus_t query(conv_case *c, int dir, int kind, int requested, perf_r
         else
             st = udnnFindConvolutionBackwardDataAlgorithmEx(
                 c->h, c->w.desc, tu_buf_ptr(&c->w.buf), c->dy.desc, tu_buf_ptr(&c->dy.buf), c->conv,
-                c->dx.desc, tu_buf_ptr(&c->dx.buf), requested, returned, perf, NULL, 0);
+                c->dx.desc, tu_buf_ptr(&c->dx.buf), requested, returned, perf, ws, ws_bytes);
         if (st == UDNN_STATUS_SUCCESS) COPY_PERF(rows, perf, *returned);
     } else {
         udnnConvolutionBwdFilterAlgoPerf_t perf[8];
@@ -394,10 +395,16 @@ static udnnStatus_t query(conv_case *c, int dir, int kind, int requested, perf_r
         else
             st = udnnFindConvolutionBackwardFilterAlgorithmEx(
                 c->h, c->x.desc, tu_buf_ptr(&c->x.buf), c->dy.desc, tu_buf_ptr(&c->dy.buf), c->conv,
-                c->dw.desc, tu_buf_ptr(&c->dw.buf), requested, returned, perf, NULL, 0);
+                c->dw.desc, tu_buf_ptr(&c->dw.buf), requested, returned, perf, ws, ws_bytes);
         if (st == UDNN_STATUS_SUCCESS) COPY_PERF(rows, perf, *returned);
     }
     return st;
+}
+
+static udnnStatus_t query(conv_case *c, int dir, int kind, int requested, perf_row rows[8],
+                          int *returned)
+{
+    return query_ws(c, dir, kind, requested, rows, returned, NULL, 0);
 }
 
 static udnnStatus_t workspace_size(conv_case *c, int dir, int algo, size_t *size)
@@ -814,11 +821,17 @@ START_TEST(test_bias_activation)
         tu_ok(udnnSetActivationDescriptor(act, mode, UDNN_NOT_PROPAGATE_NAN, 0.0));
         int algos[8];
         runnable_algos(&c, DIR_FWD, algos);
+        /* the fused op takes the forward's workspace for its algorithm */
+        size_t ws_bytes = 0;
+        void *ws = NULL;
+        tu_ok(workspace_size(&c, DIR_FWD, algos[0], &ws_bytes));
+        if (ws_bytes > 0) tu_ok(udnnMalloc(c.h, &ws, ws_bytes));
         tu_scalar a1 = tu_scalar_of(t, alpha1), a2 = tu_scalar_of(t, alpha2);
         tu_ok(udnnConvolutionBiasActivationForward(
             c.h, &a1, c.x.desc, tu_buf_ptr(&c.x.buf), c.w.desc, tu_buf_ptr(&c.w.buf), c.conv,
-            algos[0], NULL, 0, &a2, z->desc, tu_buf_ptr(&z->buf), bias.desc, tu_buf_ptr(&bias.buf),
-            act, c.y.desc, tu_buf_ptr(&c.y.buf)));
+            algos[0], ws, ws_bytes, &a2, z->desc, tu_buf_ptr(&z->buf), bias.desc,
+            tu_buf_ptr(&bias.buf), act, c.y.desc, tu_buf_ptr(&c.y.buf)));
+        if (ws != NULL) udnnFree(c.h, ws);
         char what[320];
         snprintf(what, sizeof what, "conv-bias-%s on %s %s %s%s [%s]",
                  mode == UDNN_ACTIVATION_RELU ? "relu" : "identity", tu_backend_name(be[b]),
@@ -989,10 +1002,73 @@ static const conv_shape *query_shape(void)
     return &shapes[0];
 }
 
+/* The CPU backend's fast GEMM solvers (FLOAT only) by direction; the
+ * reference is algorithm 0 in every direction and takes every type. */
+static const int cpu_fast_algo[DIR_COUNT] = {UDNN_CONVOLUTION_FWD_ALGO_GEMM,
+                                             UDNN_CONVOLUTION_BWD_DATA_ALGO_1,
+                                             UDNN_CONVOLUTION_BWD_FILTER_ALGO_1};
+
+static const char *const cpu_fast_solver[DIR_COUNT] = {"fast_conv_fwd", "fast_conv_bwd_data",
+                                                       "fast_conv_bwd_filter"};
+
+/* Whether UDNN_DISABLE_SOLVERS names the solver, by name or by a prefix
+ * ending in '*' (tests/ref-only.sh sets "fast_*"). */
+static int solver_disabled(const char *name)
+{
+    const char *list = getenv("UDNN_DISABLE_SOLVERS");
+    if (list == NULL) return 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *e = strtok_r(buf, ", ", &save); e; e = strtok_r(NULL, ", ", &save)) {
+        size_t len = strlen(e);
+        if (len > 0 && e[len - 1] == '*' ? strncmp(e, name, len - 1) == 0 : strcmp(e, name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* What the CPU backend reports: the reference, needing no workspace, and
+ * for FLOAT the fast solver (unless disabled), needing the workspace its
+ * WorkspaceSize query gives, ranked first by _v7. FindEx without a
+ * workspace cannot run the fast solver (ALLOC_FAILED) and ranks the
+ * reference first. */
+static void check_cpu_ranking(conv_case *c, int dir, int kind, const perf_row *rows, int n,
+                              int no_workspace)
+{
+    const int fast = c->dtype == UDNN_DATA_FLOAT && !solver_disabled(cpu_fast_solver[dir])
+                         ? cpu_fast_algo[dir]
+                         : -1;
+    size_t fast_ws = 0;
+    if (fast >= 0) {
+        tu_ok(workspace_size(c, dir, fast, &fast_ws));
+        ck_assert_msg(fast_ws > 0, "%s algo %d needs no workspace", dir_names[dir], fast);
+    }
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        const perf_row *r = &rows[i];
+        if (r->algo == 0 || r->algo == fast) {
+            const int starved = r->algo == fast && no_workspace;
+            ck_assert_msg(r->status == (starved ? UDNN_STATUS_ALLOC_FAILED : UDNN_STATUS_SUCCESS),
+                          "%s %s algo %d: status %d", dir_names[dir], tu_dtype_name(c->dtype),
+                          r->algo, (int)r->status);
+            ck_assert_int_eq(r->memory, r->algo == 0 ? 0 : fast_ws);
+            ck_assert_int_eq(r->determinism, UDNN_DETERMINISTIC);
+            found++;
+        } else {
+            ck_assert_msg(r->status == UDNN_STATUS_NOT_SUPPORTED, "%s %s algo %d: status %d",
+                          dir_names[dir], tu_dtype_name(c->dtype), r->algo, (int)r->status);
+        }
+    }
+    ck_assert_int_eq(found, fast >= 0 ? 2 : 1);
+    if (kind == QUERY_V7) ck_assert_int_eq(rows[0].algo, fast >= 0 ? fast : 0);
+    if (no_workspace) ck_assert_int_eq(rows[0].algo, 0);
+}
+
 /* Checks a ranking: every algorithm once, runnable ones first, and on the
- * CPU backend its reference algorithm (value 0 in every direction) alone
- * runnable. */
-static void check_ranking(const conv_case *c, int dir, int kind, const perf_row *rows, int n)
+ * CPU backend exactly the algorithms it has for the type. */
+static void check_ranking(conv_case *c, int dir, int kind, const perf_row *rows, int n,
+                          int no_workspace)
 {
     const char *what = kind == QUERY_V7 ? "_v7" : kind == QUERY_FIND ? "Find" : "FindEx";
     ck_assert_int_eq(n, algo_counts[dir]);
@@ -1011,25 +1087,34 @@ static void check_ranking(const conv_case *c, int dir, int kind, const perf_row 
         ck_assert_int_eq(rows[i].math, UDNN_TENSOR_OP_MATH);
     }
     ck_assert_int_eq(rows[0].status, UDNN_STATUS_SUCCESS);
-    if (c->backend == UDNN_BACKEND_CPU) {
-        ck_assert_int_eq(rows[0].algo, 0);
-        ck_assert_int_eq(rows[0].memory, 0);
-        ck_assert_int_eq(rows[0].determinism, UDNN_DETERMINISTIC);
-        for (int i = 1; i < n; i++) ck_assert_int_eq(rows[i].status, UDNN_STATUS_NOT_SUPPORTED);
-    }
+    if (c->backend == UDNN_BACKEND_CPU) check_cpu_ranking(c, dir, kind, rows, n, no_workspace);
 }
 
-/* _i: direction x {_v7, Find, FindEx}. FindEx also leaves the right
- * output (alpha 1, beta 0). */
+static void check_find_ex_output(conv_case *c, int dir, const char *what)
+{
+    double *x = values_of(&c->x), *dy = values_of(&c->dy), *w = filter_values_of(&c->w);
+    double *ref[DIR_COUNT] = {zeros(c->y.count), zeros(c->dx.count), zeros(c->dw.count)};
+    expect_all(&c->s, x, w, dy, ref[0], ref[1], ref[2]);
+    check_output(c, dir, ref[dir], what);
+    for (int i = 0; i < DIR_COUNT; i++) free(ref[i]);
+    free(x);
+    free(dy);
+    free(w);
+}
+
+/* _i: direction x {_v7, Find, FindEx} x type. FindEx also leaves the
+ * right output (alpha 1, beta 0), and with a workspace for the CPU's fast
+ * solver it runs that one too. */
 START_TEST(test_algo_ranking)
 {
     tu_seed_fresh();
-    int dir = _i / 3, kind = _i % 3;
+    int dir = _i / 12, kind = _i / 4 % 3;
+    udnnDataType_t t = tu_float_types[_i % 4];
     udnnBackend_t be[3];
     int nb = tu_backends(be);
     for (int b = 0; b < nb; b++) {
         conv_case c;
-        case_init(&c, be[b], query_shape(), UDNN_DATA_FLOAT, TU_NHWC);
+        case_init(&c, be[b], query_shape(), t, TU_NHWC);
         tu_ok(udnnSetConvolutionMathType(c.conv, UDNN_TENSOR_OP_MATH));
         tu_fill_uniform(&c.x, -1.0, 1.0);
         tu_fill_uniform(&c.dy, -1.0, 1.0);
@@ -1037,16 +1122,21 @@ START_TEST(test_algo_ranking)
         perf_row rows[8];
         int n = 0;
         tu_ok(query(&c, dir, kind, algo_counts[dir], rows, &n));
-        check_ranking(&c, dir, kind, rows, n);
+        check_ranking(&c, dir, kind, rows, n, kind == QUERY_FIND_EX);
         if (kind == QUERY_FIND_EX) {
-            double *x = values_of(&c.x), *dy = values_of(&c.dy), *w = filter_values_of(&c.w);
-            double *ref[DIR_COUNT] = {zeros(c.y.count), zeros(c.dx.count), zeros(c.dw.count)};
-            expect_all(&c.s, x, w, dy, ref[0], ref[1], ref[2]);
-            check_output(&c, dir, ref[dir], "the output FindEx leaves");
-            for (int i = 0; i < DIR_COUNT; i++) free(ref[i]);
-            free(x);
-            free(dy);
-            free(w);
+            check_find_ex_output(&c, dir, "the output FindEx leaves");
+            if (be[b] == UDNN_BACKEND_CPU && t == UDNN_DATA_FLOAT &&
+                !solver_disabled(cpu_fast_solver[dir])) {
+                size_t ws_bytes = 0;
+                void *ws = NULL;
+                tu_ok(workspace_size(&c, dir, cpu_fast_algo[dir], &ws_bytes));
+                tu_ok(udnnMalloc(c.h, &ws, ws_bytes));
+                prepare_output(&c, dir, 0.0, NULL);
+                tu_ok(query_ws(&c, dir, kind, algo_counts[dir], rows, &n, ws, ws_bytes));
+                check_ranking(&c, dir, kind, rows, n, 0);
+                check_find_ex_output(&c, dir, "the output FindEx leaves with a workspace");
+                udnnFree(c.h, ws);
+            }
         }
         /* fewer asked for, fewer given: the best first */
         tu_ok(query(&c, dir, kind, 1, rows, &n));
@@ -2417,7 +2507,7 @@ int main(void)
 
     tc = tcase_create("algorithms");
     tcase_add_test(tc, test_algo_max_count);
-    tcase_add_loop_test(tc, test_algo_ranking, 0, DIR_COUNT * 3);
+    tcase_add_loop_test(tc, test_algo_ranking, 0, DIR_COUNT * 3 * 4);
     tcase_add_loop_test(tc, test_algo_workspace, 0, DIR_COUNT);
     suite_add_tcase(s, tc);
 
