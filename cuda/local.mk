@@ -1,0 +1,1 @@
+# cuda/local.mk - the CUDA backend plugin (included by the top Makefile.am).
