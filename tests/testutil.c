@@ -459,6 +459,14 @@ void tu_check_tensor_at(const char *file, int line, tu_tensor *t, const double *
                      what, err, tu_tolerance(t->dtype), (unsigned long long)tu_seed_used());
 }
 
+void tu_assert_untouched(tu_buf *b, const char *what)
+{
+    tu_buf_download(b);
+    for (size_t i = 0; i < b->bytes; i++)
+        ck_assert_msg(b->host[i] == 0xFF, "%s: a buffer the call must not write changed", what);
+    ck_assert_msg(tu_buf_guards_intact(b), "%s: a write outside the buffer", what);
+}
+
 int tu_run_suite(Suite *s)
 {
     SRunner *sr = srunner_create(s);

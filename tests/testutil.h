@@ -124,6 +124,10 @@ void tu_check_tensor_at(const char *file, int line, tu_tensor *t, const double *
                         const char *what);
 #define tu_check_tensor(t, ref, what) tu_check_tensor_at(__FILE__, __LINE__, (t), (ref), (what))
 
+/* Asserts that every byte of b is still the 0xFF poison and its guards are
+ * intact: a call that failed (or must not write b) left it alone. */
+void tu_assert_untouched(tu_buf *b, const char *what);
+
 /* The scalars alpha/beta as the op reads them for data of type t. */
 typedef union {
     float f;
