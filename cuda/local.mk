@@ -1,1 +1,49 @@
 # cuda/local.mk - the CUDA backend plugin (included by the top Makefile.am).
+#
+# udnn_cuda.so is a libtool module in $(pkglibdir) exporting only
+# udnn_backend_entry; libudnn never links a CUDA library. libtool has no CUDA
+# tag, so each .cu goes through `libtool --tag=CC --mode=compile` and
+# cuda/nvcc-wrap.sh, which hands nvcc the flags it understands.
+
+UDNN_CUDA_CU = cuda/backend.cu cuda/eltwise.cu
+UDNN_CUDA_H = cuda/vendor.h cuda/gpu.h
+EXTRA_DIST += $(UDNN_CUDA_CU) $(UDNN_CUDA_H) cuda/nvcc-wrap.sh scripts/gpu-check \
+	tests/check_cuda_device.c
+
+if HAVE_CUDA
+pkglib_LTLIBRARIES = cuda/udnn_cuda.la
+cuda_udnn_cuda_la_SOURCES =
+cuda_udnn_cuda_la_LIBADD = cuda/backend.lo cuda/eltwise.lo -L$(CUDA_HOME)/lib64 -lcudart \
+	-lstdc++
+cuda_udnn_cuda_la_LDFLAGS = -module -avoid-version -shared -no-undefined \
+	-export-symbols-regex '^udnn_backend_entry$$' -R$(CUDA_HOME)/lib64 \
+	-Wl,--no-undefined
+cuda_udnn_cuda_la_DEPENDENCIES = cuda/backend.lo cuda/eltwise.lo
+
+CUDA_NVCCFLAGS = -std=c++17 -O3 $(CUDA_TARGETS) -fvisibility=hidden \
+	-Xcompiler=-Wall,-Wextra,-fno-exceptions,-fno-rtti \
+	--Werror all-warnings
+CUDA_COMPILE = $(LIBTOOL) $(AM_V_lt) --tag=CC $(AM_LIBTOOLFLAGS) $(LIBTOOLFLAGS) \
+	--mode=compile $(SHELL) $(top_srcdir)/cuda/nvcc-wrap.sh $(NVCC) \
+	$(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) $(CUDA_NVCCFLAGS)
+CUDA_DEPS = $(UDNN_CUDA_H:%=$(srcdir)/%) $(srcdir)/backends/backend.h \
+	$(srcdir)/include/udnn.h include/udnn_version.h
+
+cuda/backend.lo: $(srcdir)/cuda/backend.cu $(CUDA_DEPS)
+	$(AM_V_CC)$(MKDIR_P) cuda && $(CUDA_COMPILE) -c -o $@ $(srcdir)/cuda/backend.cu
+cuda/eltwise.lo: $(srcdir)/cuda/eltwise.cu $(CUDA_DEPS)
+	$(AM_V_CC)$(MKDIR_P) cuda && $(CUDA_COMPILE) -c -o $@ $(srcdir)/cuda/eltwise.cu
+
+MOSTLYCLEANFILES = cuda/*.lo cuda/*.o
+
+if HAVE_CHECK
+# The CUDA device suite; it skips (77) without a CUDA device. scripts/gpu-check
+# runs it with check_handle and check_activation against the built plugin.
+check_PROGRAMS += tests/check_cuda_device
+TESTS += tests/check_cuda_device
+tests_check_cuda_device_SOURCES = tests/check_cuda_device.c
+tests_check_cuda_device_CFLAGS = $(SUITE_CFLAGS) -I$(CUDA_HOME)/include
+tests_check_cuda_device_LDADD = $(SUITE_LDADD) -lcudart
+tests_check_cuda_device_LDFLAGS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
+endif
+endif

@@ -1,0 +1,44 @@
+/* vendor.h - the few GPU runtime names the backend sources use, mapped to
+ * CUDA here. hip/ maps the same names to HIP so that it can build these
+ * sources unchanged. Kernels never assume a warp of 32: they use
+ * udnnGpuWarpSize (the runtime's warpSize) where it matters. */
+#ifndef UDNN_CUDA_VENDOR_H
+#define UDNN_CUDA_VENDOR_H
+
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+#define UDNN_GPU_BACKEND_NAME "cuda"
+#define UDNN_GPU_BACKEND_KIND UDNN_BACKEND_CUDA
+
+typedef cudaError_t udnnGpuError_t;
+typedef cudaStream_t udnnGpuStream_t;
+#define udnnGpuSuccess cudaSuccess
+#define udnnGpuErrorMemoryAllocation cudaErrorMemoryAllocation
+#define udnnGpuGetErrorString cudaGetErrorString
+#define udnnGpuGetLastError cudaGetLastError
+#define udnnGpuGetDeviceCount cudaGetDeviceCount
+#define udnnGpuSetDevice cudaSetDevice
+#define udnnGpuGetDeviceProperties cudaGetDeviceProperties
+typedef struct cudaDeviceProp udnnGpuDeviceProp;
+#define udnnGpuMalloc cudaMalloc
+#define udnnGpuFree cudaFree
+#define udnnGpuMemcpyAsync cudaMemcpyAsync
+#define udnnGpuMemsetAsync cudaMemsetAsync
+#define udnnGpuStreamSynchronize cudaStreamSynchronize
+#define udnnGpuMemcpyHostToDevice cudaMemcpyHostToDevice
+#define udnnGpuMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define udnnGpuMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+
+/* 16-bit storage types and their float conversions */
+typedef __half udnnGpuHalf;
+typedef __nv_bfloat16 udnnGpuBf16;
+#define udnnGpuHalfToFloat __half2float
+#define udnnGpuFloatToHalf __float2half_rn
+#define udnnGpuBf16ToFloat __bfloat162float
+#define udnnGpuFloatToBf16 __float2bfloat16_rn
+
+#define udnnGpuWarpSize warpSize
+
+#endif /* UDNN_CUDA_VENDOR_H */
