@@ -508,9 +508,7 @@ static double loss(udnnHandle_t h, udnnActivationDescriptor_t d, tu_tensor *x, t
     tu_upload(x);
     tu_ok(run_fwd(h, d, 1.0, 0.0, x, y));
     tu_download(y);
-    double sum = 0.0;
-    for (int64_t i = 0; i < y->count; i++) sum += dy[i] * tu_get(y, i);
-    return sum;
+    return tu_dot(y, dy);
 }
 
 START_TEST(test_finite_differences)
@@ -739,14 +737,6 @@ typedef struct {
     udnnTensorDescriptor_t unset, s8, f64, other_dims, other_rank, other_strides;
 } fixture;
 
-static udnnTensorDescriptor_t nd_desc(udnnDataType_t t, int nb, const int *dims)
-{
-    udnnTensorDescriptor_t d;
-    tu_ok(udnnCreateTensorDescriptor(&d));
-    tu_ok(udnnSetTensorNdDescriptorEx(d, UDNN_TENSOR_NCHW, t, nb, dims));
-    return d;
-}
-
 static void fixture_init(fixture *f, udnnBackend_t be)
 {
     static const int dims[4] = {2, 3, 4, 5}, other[4] = {2, 3, 5, 4}, rank5[5] = {2, 3, 4, 5, 1};
@@ -760,11 +750,11 @@ static void fixture_init(fixture *f, udnnBackend_t be)
     tu_fill_uniform(&f->b, -1, 1);
     tu_fill_uniform(&f->c, -1, 1);
     tu_ok(udnnCreateTensorDescriptor(&f->unset));
-    f->s8 = nd_desc(UDNN_DATA_INT8, 4, dims);
-    f->f64 = nd_desc(UDNN_DATA_DOUBLE, 4, dims);
-    f->other_dims = nd_desc(UDNN_DATA_FLOAT, 4, other);
-    f->other_rank = nd_desc(UDNN_DATA_FLOAT, 5, rank5);
-    f->other_strides = nd_desc(UDNN_DATA_FLOAT, 4, dims);
+    f->s8 = tu_packed_desc(UDNN_DATA_INT8, 4, dims);
+    f->f64 = tu_packed_desc(UDNN_DATA_DOUBLE, 4, dims);
+    f->other_dims = tu_packed_desc(UDNN_DATA_FLOAT, 4, other);
+    f->other_rank = tu_packed_desc(UDNN_DATA_FLOAT, 5, rank5);
+    f->other_strides = tu_packed_desc(UDNN_DATA_FLOAT, 4, dims);
     tu_ok(udnnSetTensor4dDescriptor(f->other_strides, UDNN_TENSOR_NHWC, UDNN_DATA_FLOAT, 2, 3, 4,
                                     5));
 }

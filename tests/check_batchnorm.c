@@ -677,9 +677,7 @@ static double loss(bn_set *b, const double *dy)
     tu_upload(&b->bias);
     tu_ok(run_train(b, 1.0, 0.0, 1.0, eps_default, 0, 0));
     tu_download(&b->y);
-    double sum = 0.0;
-    for (int64_t i = 0; i < b->y.count; i++) sum += dy[i] * tu_get(&b->y, i);
-    return sum;
+    return tu_dot(&b->y, dy);
 }
 
 /* Central differences of the loss in every element of t, into num. */
@@ -755,14 +753,6 @@ END_TEST
 
 /* ---- validation ----------------------------------------------------------------------------- */
 
-static udnnTensorDescriptor_t nd_desc(udnnDataType_t t, int nb, const int *dims)
-{
-    udnnTensorDescriptor_t d;
-    tu_ok(udnnCreateTensorDescriptor(&d));
-    tu_ok(udnnSetTensorNdDescriptorEx(d, UDNN_TENSOR_NCHW, t, nb, dims));
-    return d;
-}
-
 /* An f32 2x3x4x5 SPATIAL problem (statistics 1x3x1x1) and the wrong
  * descriptors the cases swap in. */
 typedef struct {
@@ -785,22 +775,22 @@ static void fixture_init(fixture *f, udnnBackend_t be)
     tu_fill_uniform(&f->b.save_mean, -1.0, 1.0);
     tu_fill_uniform(&f->b.save_inv, 0.5, 1.0);
     tu_ok(udnnCreateTensorDescriptor(&f->unset));
-    f->s8 = nd_desc(UDNN_DATA_INT8, 4, dims);
-    f->f64 = nd_desc(UDNN_DATA_DOUBLE, 4, dims);
-    f->other_dims = nd_desc(UDNN_DATA_FLOAT, 4, other);
-    f->rank3 = nd_desc(UDNN_DATA_FLOAT, 3, r3);
-    f->rank6 = nd_desc(UDNN_DATA_FLOAT, 6, r6);
+    f->s8 = tu_packed_desc(UDNN_DATA_INT8, 4, dims);
+    f->f64 = tu_packed_desc(UDNN_DATA_DOUBLE, 4, dims);
+    f->other_dims = tu_packed_desc(UDNN_DATA_FLOAT, 4, other);
+    f->rank3 = tu_packed_desc(UDNN_DATA_FLOAT, 3, r3);
+    f->rank6 = tu_packed_desc(UDNN_DATA_FLOAT, 6, r6);
     tu_ok(udnnCreateTensorDescriptor(&f->nhwc));
     tu_ok(udnnSetTensor4dDescriptor(f->nhwc, UDNN_TENSOR_NHWC, UDNN_DATA_FLOAT, 2, 3, 4, 5));
-    f->p_f64 = nd_desc(UDNN_DATA_DOUBLE, 4, p1);
-    f->p_c4 = nd_desc(UDNN_DATA_FLOAT, 4, pc4);
-    f->p_n2 = nd_desc(UDNN_DATA_FLOAT, 4, pn2);
-    f->p_per_act = nd_desc(UDNN_DATA_FLOAT, 4, pact);
-    f->p_rank5 = nd_desc(UDNN_DATA_FLOAT, 5, p5);
-    f->x_half = nd_desc(UDNN_DATA_HALF, 4, dims);
-    f->p_half = nd_desc(UDNN_DATA_HALF, 4, p1);
-    f->x_n1 = nd_desc(UDNN_DATA_FLOAT, 4, n1);
-    f->x_n1_full = nd_desc(UDNN_DATA_FLOAT, 4, pact);
+    f->p_f64 = tu_packed_desc(UDNN_DATA_DOUBLE, 4, p1);
+    f->p_c4 = tu_packed_desc(UDNN_DATA_FLOAT, 4, pc4);
+    f->p_n2 = tu_packed_desc(UDNN_DATA_FLOAT, 4, pn2);
+    f->p_per_act = tu_packed_desc(UDNN_DATA_FLOAT, 4, pact);
+    f->p_rank5 = tu_packed_desc(UDNN_DATA_FLOAT, 5, p5);
+    f->x_half = tu_packed_desc(UDNN_DATA_HALF, 4, dims);
+    f->p_half = tu_packed_desc(UDNN_DATA_HALF, 4, p1);
+    f->x_n1 = tu_packed_desc(UDNN_DATA_FLOAT, 4, n1);
+    f->x_n1_full = tu_packed_desc(UDNN_DATA_FLOAT, 4, pact);
 }
 
 static void fixture_free(fixture *f)

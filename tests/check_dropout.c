@@ -618,9 +618,7 @@ static double loss(rig *r, unsigned long long seed, float p, tu_tensor *x, tu_te
     tu_upload(x);
     tu_ok(run_fwd(r, x, y, reserve));
     tu_download(y);
-    double sum = 0.0;
-    for (int64_t i = 0; i < y->count; i++) sum += dy[i] * tu_get(y, i);
-    return sum;
+    return tu_dot(y, dy);
 }
 
 START_TEST(test_finite_differences)
@@ -683,20 +681,6 @@ END_TEST
 
 /* ---- validation --------------------------------------------------------------------------- */
 
-static udnnTensorDescriptor_t nd_desc(udnnDataType_t t, int nb, const int *dims)
-{
-    udnnTensorDescriptor_t d;
-    int strides[UDNN_DIM_MAX];
-    int s = 1;
-    for (int i = nb - 1; i >= 0; i--) {
-        strides[i] = s;
-        s *= dims[i];
-    }
-    tu_ok(udnnCreateTensorDescriptor(&d));
-    tu_ok(udnnSetTensorNdDescriptor(d, t, nb, dims, strides));
-    return d;
-}
-
 /* A rig with p 0.5, f32 2x3x4x5 input and output, their reserve, and the
  * wrong descriptors the cases swap in. */
 typedef struct {
@@ -718,11 +702,11 @@ static void fixture_init(fixture *f, udnnBackend_t be)
     tu_fill_uniform(&f->in, -1, 1);
     reserve_init(&f->reserve, f->r.h, &f->in);
     tu_ok(udnnCreateTensorDescriptor(&f->unset_t));
-    f->s8 = nd_desc(UDNN_DATA_INT8, 4, dims);
-    f->f64 = nd_desc(UDNN_DATA_DOUBLE, 4, dims);
-    f->other_dims = nd_desc(UDNN_DATA_FLOAT, 4, other);
-    f->rank2 = nd_desc(UDNN_DATA_FLOAT, 2, r2);
-    f->rank5 = nd_desc(UDNN_DATA_FLOAT, 5, r5);
+    f->s8 = tu_packed_desc(UDNN_DATA_INT8, 4, dims);
+    f->f64 = tu_packed_desc(UDNN_DATA_DOUBLE, 4, dims);
+    f->other_dims = tu_packed_desc(UDNN_DATA_FLOAT, 4, other);
+    f->rank2 = tu_packed_desc(UDNN_DATA_FLOAT, 2, r2);
+    f->rank5 = tu_packed_desc(UDNN_DATA_FLOAT, 5, r5);
     tu_ok(udnnCreateTensorDescriptor(&f->nhwc));
     tu_ok(udnnSetTensor4dDescriptor(f->nhwc, UDNN_TENSOR_NHWC, UDNN_DATA_FLOAT, 2, 3, 4, 5));
 }

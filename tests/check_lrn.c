@@ -428,9 +428,7 @@ static double loss(udnnHandle_t h, udnnLRNDescriptor_t ld, tu_tensor *x, tu_tens
     tu_upload(x);
     tu_ok(run_fwd(h, ld, 1.0, x, 0.0, y));
     tu_download(y);
-    double sum = 0.0;
-    for (int64_t i = 0; i < y->count; i++) sum += dy[i] * tu_get(y, i);
-    return sum;
+    return tu_dot(y, dy);
 }
 
 static void check_finite_differences(udnnHandle_t h, udnnBackend_t be, tu_layout l,
@@ -502,14 +500,6 @@ END_TEST
 
 /* ---- validation -------------------------------------------------------------------------- */
 
-static udnnTensorDescriptor_t nd_desc(udnnDataType_t t, int nb, const int *dims)
-{
-    udnnTensorDescriptor_t d;
-    tu_ok(udnnCreateTensorDescriptor(&d));
-    tu_ok(udnnSetTensorNdDescriptorEx(d, UDNN_TENSOR_NCHW, t, nb, dims));
-    return d;
-}
-
 /* Four f32 2x3x4x5 tensors and the wrong descriptors the cases swap in. */
 typedef struct {
     udnnHandle_t h;
@@ -532,13 +522,13 @@ static void fixture_init(fixture *f, udnnBackend_t be)
     tu_fill_uniform(&f->b, -1, 1);
     tu_fill_uniform(&f->c, -1, 1);
     tu_ok(udnnCreateTensorDescriptor(&f->unset));
-    f->s8 = nd_desc(UDNN_DATA_INT8, 4, dims);
-    f->s32 = nd_desc(UDNN_DATA_INT32, 4, dims);
-    f->f64 = nd_desc(UDNN_DATA_DOUBLE, 4, dims);
-    f->other_dims = nd_desc(UDNN_DATA_FLOAT, 4, other);
-    f->rank3 = nd_desc(UDNN_DATA_FLOAT, 3, r3);
-    f->rank5 = nd_desc(UDNN_DATA_FLOAT, 5, r5);
-    f->rank6 = nd_desc(UDNN_DATA_FLOAT, 6, r6);
+    f->s8 = tu_packed_desc(UDNN_DATA_INT8, 4, dims);
+    f->s32 = tu_packed_desc(UDNN_DATA_INT32, 4, dims);
+    f->f64 = tu_packed_desc(UDNN_DATA_DOUBLE, 4, dims);
+    f->other_dims = tu_packed_desc(UDNN_DATA_FLOAT, 4, other);
+    f->rank3 = tu_packed_desc(UDNN_DATA_FLOAT, 3, r3);
+    f->rank5 = tu_packed_desc(UDNN_DATA_FLOAT, 5, r5);
+    f->rank6 = tu_packed_desc(UDNN_DATA_FLOAT, 6, r6);
     tu_ok(udnnCreateTensorDescriptor(&f->nhwc));
     tu_ok(udnnSetTensor4dDescriptor(f->nhwc, UDNN_TENSOR_NHWC, UDNN_DATA_FLOAT, 2, 3, 4, 5));
 }

@@ -63,14 +63,6 @@ static void mm_tensor_init(tu_tensor *t, udnnHandle_t h, udnnDataType_t dtype, i
     tu_buf_init(&t->buf, h, bytes);
 }
 
-static udnnTensorDescriptor_t mkdesc(udnnDataType_t t, int nb, const int *dims)
-{
-    udnnTensorDescriptor_t d;
-    tu_ok(udnnCreateTensorDescriptor(&d));
-    tu_ok(udnnSetTensorNdDescriptorEx(d, UDNN_TENSOR_NCHW, t, nb, dims));
-    return d;
-}
-
 /* Dims of a stored operand: op(X) is rows x cols, X is its transpose when
  * trans; batch < 0 means 2-D. */
 static int operand_dims(int batch, int rows, int cols, int trans, int *dims)
@@ -115,6 +107,18 @@ static void expect_matmul(const tu_tensor *a, int ta, const tu_tensor *b, int tb
  * each operand stored as given or transposed (then transX = 1); and with
  * alpha 0.5, beta 2 onto [[1, 2], [3, 4]]: [[31, 36], [75.5, 85]]. All
  * exact in every type. _i = type. */
+/* Values of magnitude 0.25 to 1, either sign: with k = 1 an output is one
+ * product, and a factor near zero would make it a half subnormal whose
+ * rounding alone exceeds the half tolerance. */
+static void fill_away_from_zero(tu_tensor *t)
+{
+    for (int64_t i = 0; i < t->count; i++) {
+        double v = tu_uniform(0.25, 1.0);
+        tu_set(t, i, tu_int(0, 1) ? v : -v);
+    }
+    tu_upload(t);
+}
+
 START_TEST(test_matmul_tiny)
 {
     const udnnDataType_t t = tu_float_types[_i];
@@ -235,8 +239,8 @@ START_TEST(test_matmul)
                     mm_tensor_init(&a, h, t, na, ad, la);
                     mm_tensor_init(&b, h, t, nbb, bd, lb);
                     mm_tensor_init(&c, h, t, nc, cd, lc);
-                    tu_fill_uniform(&a, -1.0, 1.0);
-                    tu_fill_uniform(&b, -1.0, 1.0);
+                    fill_away_from_zero(&a);
+                    fill_away_from_zero(&b);
                     const int scaling = run % 3;
                     const double alpha = scaling == 0 ? 1.0 : scaling == 1 ? -0.75 : 0.75,
                                  beta = scaling == 2 ? -1.25 : 0.0;
@@ -384,17 +388,17 @@ START_TEST(test_matmul_rejects_types_and_ranks)
         tu_tensor_init(&c, h, UDNN_DATA_FLOAT, 3, cd, TU_NCHW);
         void *A = ptr(&a), *B = ptr(&b), *C = ptr(&c);
         const float one = 1.0f;
-        udnnTensorDescriptor_t a_i8 = mkdesc(UDNN_DATA_INT8, 3, ad),
-                               b_i8 = mkdesc(UDNN_DATA_INT8, 3, bd),
-                               c_i8 = mkdesc(UDNN_DATA_INT8, 3, cd),
-                               a_half = mkdesc(UDNN_DATA_HALF, 3, ad),
-                               b_dbl = mkdesc(UDNN_DATA_DOUBLE, 3, bd),
-                               a4 = mkdesc(UDNN_DATA_FLOAT, 4, d4),
-                               b4 = mkdesc(UDNN_DATA_FLOAT, 4, d4),
-                               c4 = mkdesc(UDNN_DATA_FLOAT, 4, d4),
-                               a_2d = mkdesc(UDNN_DATA_FLOAT, 2, a2),
-                               b_2d = mkdesc(UDNN_DATA_FLOAT, 2, b2),
-                               c_2d = mkdesc(UDNN_DATA_FLOAT, 2, c2);
+        udnnTensorDescriptor_t a_i8 = tu_packed_desc(UDNN_DATA_INT8, 3, ad),
+                               b_i8 = tu_packed_desc(UDNN_DATA_INT8, 3, bd),
+                               c_i8 = tu_packed_desc(UDNN_DATA_INT8, 3, cd),
+                               a_half = tu_packed_desc(UDNN_DATA_HALF, 3, ad),
+                               b_dbl = tu_packed_desc(UDNN_DATA_DOUBLE, 3, bd),
+                               a4 = tu_packed_desc(UDNN_DATA_FLOAT, 4, d4),
+                               b4 = tu_packed_desc(UDNN_DATA_FLOAT, 4, d4),
+                               c4 = tu_packed_desc(UDNN_DATA_FLOAT, 4, d4),
+                               a_2d = tu_packed_desc(UDNN_DATA_FLOAT, 2, a2),
+                               b_2d = tu_packed_desc(UDNN_DATA_FLOAT, 2, b2),
+                               c_2d = tu_packed_desc(UDNN_DATA_FLOAT, 2, c2);
         tu_assert_fails(udnnMatMul(h, 0, 0, &one, a_i8, A, b_i8, B, &one, c_i8, C),
                         UDNN_STATUS_NOT_SUPPORTED, fn, "cDesc", "s8");
         tu_assert_fails(udnnMatMul(h, 0, 0, &one, a_half, A, b.desc, B, &one, c.desc, C),
@@ -439,17 +443,17 @@ START_TEST(test_matmul_rejects_shapes)
         tu_tensor_init(&c, h, UDNN_DATA_FLOAT, 3, cd, TU_NCHW);
         void *A = ptr(&a), *B = ptr(&b), *C = ptr(&c);
         const float one = 1.0f;
-        udnnTensorDescriptor_t bk3 = mkdesc(UDNN_DATA_FLOAT, 3, b_k3),
-                               cm3 = mkdesc(UDNN_DATA_FLOAT, 3, c_m3),
-                               cn4 = mkdesc(UDNN_DATA_FLOAT, 3, c_n4),
-                               ab2 = mkdesc(UDNN_DATA_FLOAT, 3, a_b2),
-                               bb2 = mkdesc(UDNN_DATA_FLOAT, 3, b_b2),
-                               cb1 = mkdesc(UDNN_DATA_FLOAT, 3, c_b1),
-                               cb2 = mkdesc(UDNN_DATA_FLOAT, 3, c_b2),
-                               a_1 = mkdesc(UDNN_DATA_FLOAT, 3, a1),
-                               c_1 = mkdesc(UDNN_DATA_FLOAT, 3, c1),
-                               a_2 = mkdesc(UDNN_DATA_FLOAT, 2, a2),
-                               b_2 = mkdesc(UDNN_DATA_FLOAT, 2, b2);
+        udnnTensorDescriptor_t bk3 = tu_packed_desc(UDNN_DATA_FLOAT, 3, b_k3),
+                               cm3 = tu_packed_desc(UDNN_DATA_FLOAT, 3, c_m3),
+                               cn4 = tu_packed_desc(UDNN_DATA_FLOAT, 3, c_n4),
+                               ab2 = tu_packed_desc(UDNN_DATA_FLOAT, 3, a_b2),
+                               bb2 = tu_packed_desc(UDNN_DATA_FLOAT, 3, b_b2),
+                               cb1 = tu_packed_desc(UDNN_DATA_FLOAT, 3, c_b1),
+                               cb2 = tu_packed_desc(UDNN_DATA_FLOAT, 3, c_b2),
+                               a_1 = tu_packed_desc(UDNN_DATA_FLOAT, 3, a1),
+                               c_1 = tu_packed_desc(UDNN_DATA_FLOAT, 3, c1),
+                               a_2 = tu_packed_desc(UDNN_DATA_FLOAT, 2, a2),
+                               b_2 = tu_packed_desc(UDNN_DATA_FLOAT, 2, b2);
         tu_assert_fails(udnnMatMul(h, 0, 0, &one, a.desc, A, bk3, B, &one, c.desc, C),
                         UDNN_STATUS_BAD_PARAM, fn, "aDesc gives op(A) 4 columns",
                         "bDesc gives op(B) 3 rows");

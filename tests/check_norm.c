@@ -666,9 +666,7 @@ static double loss(norm_case *c, udnnHandle_t h, double eps, const double *dy)
     tu_upload(&c->bias);
     tu_ok(call_fwd(c, h, eps, 1, 0));
     tu_download(&c->y);
-    double sum = 0.0;
-    for (int64_t i = 0; i < c->y.count; i++) sum += dy[i] * tu_get(&c->y, i);
-    return sum;
+    return tu_dot(&c->y, dy);
 }
 
 /* dL/dt by central differences, one element of t at a time. */
@@ -784,14 +782,6 @@ END_TEST
 
 /* ---- validation ---------------------------------------------------------------------------- */
 
-static udnnTensorDescriptor_t nd_desc(udnnDataType_t t, int nb, const int *dims)
-{
-    udnnTensorDescriptor_t d;
-    tu_ok(udnnCreateTensorDescriptor(&d));
-    tu_ok(udnnSetTensorNdDescriptorEx(d, UDNN_TENSOR_NCHW, t, nb, dims));
-    return d;
-}
-
 /* f32 x 2 x 6 x 4 x 5: layer norm over the last 2 dims (scale 1x1x4x5,
  * stats 2x6x1x1), group norm in 3 groups (scale 1x6x1x1, stats 2x3x1x1);
  * the wrong descriptors the cases swap in. The side buffers fit both. */
@@ -830,28 +820,28 @@ static void fixture_init(fixture *f, udnnBackend_t be)
     tu_fill_uniform(&f->bias, -1, 1);
     tu_fill_uniform(&f->mean, -0.1, 0.1);
     tu_fill_uniform(&f->inv, 0.5, 2);
-    f->gscale = nd_desc(UDNN_DATA_FLOAT, 4, gscale);
-    f->gstats = nd_desc(UDNN_DATA_FLOAT, 4, gstats);
+    f->gscale = tu_packed_desc(UDNN_DATA_FLOAT, 4, gscale);
+    f->gstats = tu_packed_desc(UDNN_DATA_FLOAT, 4, gstats);
     tu_ok(udnnCreateTensorDescriptor(&f->unset));
-    f->s8 = nd_desc(UDNN_DATA_INT8, 4, dims);
-    f->f64 = nd_desc(UDNN_DATA_DOUBLE, 4, dims);
-    f->other_dims = nd_desc(UDNN_DATA_FLOAT, 4, other);
-    f->rank2 = nd_desc(UDNN_DATA_FLOAT, 2, r2);
-    f->rank3 = nd_desc(UDNN_DATA_FLOAT, 3, r3);
+    f->s8 = tu_packed_desc(UDNN_DATA_INT8, 4, dims);
+    f->f64 = tu_packed_desc(UDNN_DATA_DOUBLE, 4, dims);
+    f->other_dims = tu_packed_desc(UDNN_DATA_FLOAT, 4, other);
+    f->rank2 = tu_packed_desc(UDNN_DATA_FLOAT, 2, r2);
+    f->rank3 = tu_packed_desc(UDNN_DATA_FLOAT, 3, r3);
     tu_ok(udnnCreateTensorDescriptor(&f->nhwc));
     tu_ok(udnnSetTensor4dDescriptor(f->nhwc, UDNN_TENSOR_NHWC, UDNN_DATA_FLOAT, 2, 6, 4, 5));
-    f->f16 = nd_desc(UDNN_DATA_HALF, 4, dims);
-    f->f16_scale = nd_desc(UDNN_DATA_HALF, 4, scale);
-    f->f64_scale = nd_desc(UDNN_DATA_DOUBLE, 4, scale);
-    f->f64_stats = nd_desc(UDNN_DATA_DOUBLE, 4, stats);
-    f->scale_k4 = nd_desc(UDNN_DATA_FLOAT, 4, scale_k4);
-    f->scale_lead2 = nd_desc(UDNN_DATA_FLOAT, 4, scale_lead2);
-    f->scale_r3 = nd_desc(UDNN_DATA_FLOAT, 3, scale_r3);
-    f->stats_w4 = nd_desc(UDNN_DATA_FLOAT, 4, stats_w4);
-    f->stats_r3 = nd_desc(UDNN_DATA_FLOAT, 3, stats_r3);
-    f->gscale_c3 = nd_desc(UDNN_DATA_FLOAT, 4, gscale_c3);
-    f->gstats_g6 = nd_desc(UDNN_DATA_FLOAT, 4, gstats_g6);
-    f->gstats_r3 = nd_desc(UDNN_DATA_FLOAT, 3, gstats_r3);
+    f->f16 = tu_packed_desc(UDNN_DATA_HALF, 4, dims);
+    f->f16_scale = tu_packed_desc(UDNN_DATA_HALF, 4, scale);
+    f->f64_scale = tu_packed_desc(UDNN_DATA_DOUBLE, 4, scale);
+    f->f64_stats = tu_packed_desc(UDNN_DATA_DOUBLE, 4, stats);
+    f->scale_k4 = tu_packed_desc(UDNN_DATA_FLOAT, 4, scale_k4);
+    f->scale_lead2 = tu_packed_desc(UDNN_DATA_FLOAT, 4, scale_lead2);
+    f->scale_r3 = tu_packed_desc(UDNN_DATA_FLOAT, 3, scale_r3);
+    f->stats_w4 = tu_packed_desc(UDNN_DATA_FLOAT, 4, stats_w4);
+    f->stats_r3 = tu_packed_desc(UDNN_DATA_FLOAT, 3, stats_r3);
+    f->gscale_c3 = tu_packed_desc(UDNN_DATA_FLOAT, 4, gscale_c3);
+    f->gstats_g6 = tu_packed_desc(UDNN_DATA_FLOAT, 4, gstats_g6);
+    f->gstats_r3 = tu_packed_desc(UDNN_DATA_FLOAT, 3, gstats_r3);
 }
 
 static void fixture_free(fixture *f)

@@ -501,9 +501,7 @@ static double loss(udnnHandle_t h, udnnPoolingDescriptor_t d, tu_tensor *x, tu_t
     tu_upload(x);
     tu_ok(run_fwd(h, d, 1.0, x, 0.0, y));
     tu_download(y);
-    double sum = 0.0;
-    for (int64_t i = 0; i < y->count; i++) sum += dy[i] * tu_get(y, i);
-    return sum;
+    return tu_dot(y, dy);
 }
 
 /* Distinct values 0.1 apart (a shuffled ramp), so no max is near a tie. */
@@ -640,14 +638,6 @@ START_TEST(test_desc_round_trip_nd)
 }
 END_TEST
 
-static udnnTensorDescriptor_t nd_desc(udnnDataType_t t, int nb, const int *dims)
-{
-    udnnTensorDescriptor_t d;
-    tu_ok(udnnCreateTensorDescriptor(&d));
-    tu_ok(udnnSetTensorNdDescriptorEx(d, UDNN_TENSOR_NCHW, t, nb, dims));
-    return d;
-}
-
 START_TEST(test_output_dims)
 {
     udnnPoolingDescriptor_t d2, d3;
@@ -659,8 +649,8 @@ START_TEST(test_output_dims)
     tu_ok(udnnSetPoolingNdDescriptor(d3, UDNN_POOLING_MAX, UDNN_NOT_PROPAGATE_NAN, 3, win, pad,
                                      str));
     static const int x4[4] = {2, 3, 7, 5}, x5[5] = {1, 2, 4, 5, 6};
-    udnnTensorDescriptor_t t4 = nd_desc(UDNN_DATA_FLOAT, 4, x4),
-                           t5 = nd_desc(UDNN_DATA_HALF, 5, x5);
+    udnnTensorDescriptor_t t4 = tu_packed_desc(UDNN_DATA_FLOAT, 4, x4),
+                           t5 = tu_packed_desc(UDNN_DATA_HALF, 5, x5);
     int n, c, h, w;
     tu_ok(udnnGetPooling2dForwardOutputDim(d2, t4, &n, &c, &h, &w));
     ck_assert(n == 2 && c == 3 && h == 4 && w == 3);
@@ -694,9 +684,9 @@ START_TEST(test_desc_bad)
                                      str));
     int bw[3] = {2, 2, 0}, bp[3] = {0, 3, 0}, bs[3] = {0, 1, 1};
     static const int x4[4] = {1, 1, 4, 4}, x5[5] = {1, 1, 4, 4, 4}, tiny[4] = {1, 1, 1, 4};
-    udnnTensorDescriptor_t t4 = nd_desc(UDNN_DATA_FLOAT, 4, x4),
-                           t5 = nd_desc(UDNN_DATA_FLOAT, 5, x5),
-                           t_tiny = nd_desc(UDNN_DATA_FLOAT, 4, tiny), t_unset;
+    udnnTensorDescriptor_t t4 = tu_packed_desc(UDNN_DATA_FLOAT, 4, x4),
+                           t5 = tu_packed_desc(UDNN_DATA_FLOAT, 5, x5),
+                           t_tiny = tu_packed_desc(UDNN_DATA_FLOAT, 4, tiny), t_unset;
     tu_ok(udnnCreateTensorDescriptor(&t_unset));
     int v[5], n;
     udnnStatus_t st;
@@ -917,14 +907,14 @@ static void fixture_init(fixture *f, udnnBackend_t be)
     tu_fill_uniform(&f->x, -1, 1);
     tu_fill_uniform(&f->dy, -1, 1);
     tu_ok(udnnCreateTensorDescriptor(&f->unset));
-    f->s8 = nd_desc(UDNN_DATA_INT8, 4, xd);
-    f->x64 = nd_desc(UDNN_DATA_DOUBLE, 4, xd);
-    f->y64 = nd_desc(UDNN_DATA_DOUBLE, 4, yd);
-    f->y_dims = nd_desc(UDNN_DATA_FLOAT, 4, y_bad);
-    f->y_rank = nd_desc(UDNN_DATA_FLOAT, 5, y5);
-    f->x_rank = nd_desc(UDNN_DATA_FLOAT, 5, x5);
-    f->x_tiny = nd_desc(UDNN_DATA_FLOAT, 4, tiny);
-    f->dx_dims = nd_desc(UDNN_DATA_FLOAT, 4, dx_bad);
+    f->s8 = tu_packed_desc(UDNN_DATA_INT8, 4, xd);
+    f->x64 = tu_packed_desc(UDNN_DATA_DOUBLE, 4, xd);
+    f->y64 = tu_packed_desc(UDNN_DATA_DOUBLE, 4, yd);
+    f->y_dims = tu_packed_desc(UDNN_DATA_FLOAT, 4, y_bad);
+    f->y_rank = tu_packed_desc(UDNN_DATA_FLOAT, 5, y5);
+    f->x_rank = tu_packed_desc(UDNN_DATA_FLOAT, 5, x5);
+    f->x_tiny = tu_packed_desc(UDNN_DATA_FLOAT, 4, tiny);
+    f->dx_dims = tu_packed_desc(UDNN_DATA_FLOAT, 4, dx_bad);
 }
 
 static void fixture_free(fixture *f)

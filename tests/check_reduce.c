@@ -74,14 +74,6 @@ static udnnReduceTensorDescriptor_t mkreduce(udnnReduceTensorOp_t op, udnnDataTy
     return d;
 }
 
-static udnnTensorDescriptor_t mkdesc(udnnDataType_t t, int nb, const int *dims)
-{
-    udnnTensorDescriptor_t d;
-    tu_ok(udnnCreateTensorDescriptor(&d));
-    tu_ok(udnnSetTensorNdDescriptorEx(d, UDNN_TENSOR_NCHW, t, nb, dims));
-    return d;
-}
-
 /* A's dims with the dims of `mask` set to 1. */
 static void reduced_dims(int nb, const int *adims, unsigned mask, int *cdims)
 {
@@ -602,8 +594,8 @@ START_TEST(test_reduction_sizes)
     const int adims[5] = {2, 3, 4, 5, 6}, cdims[5] = {2, 1, 4, 1, 6};
     FOR_EACH_BACKEND(h, bk)
     {
-        udnnTensorDescriptor_t a = mkdesc(UDNN_DATA_HALF, 5, adims),
-                               c = mkdesc(UDNN_DATA_HALF, 5, cdims);
+        udnnTensorDescriptor_t a = tu_packed_desc(UDNN_DATA_HALF, 5, adims),
+                               c = tu_packed_desc(UDNN_DATA_HALF, 5, cdims);
         for (int op = 0; op < N_OPS; op++)
             for (int it = 0; it < 4; it++)
                 for (int ind = 0; ind < 2; ind++) {
@@ -646,14 +638,14 @@ START_TEST(test_reduce_rejects)
                                                     UDNN_PROPAGATE_NAN, 1, UDNN_8BIT_INDICES),
                                      unset_rd;
         tu_ok(udnnCreateReduceTensorDescriptor(&unset_rd));
-        udnnTensorDescriptor_t unset, c_bad = mkdesc(UDNN_DATA_FLOAT, 4, bad),
-                                      c_3d = mkdesc(UDNN_DATA_FLOAT, 3, c3),
-                                      c_dbl = mkdesc(UDNN_DATA_DOUBLE, 4, cdims),
-                                      a_dbl = mkdesc(UDNN_DATA_DOUBLE, 4, adims),
-                                      a_i8 = mkdesc(UDNN_DATA_INT8, 4, adims),
-                                      c_i8 = mkdesc(UDNN_DATA_INT8, 4, cdims),
-                                      a_big = mkdesc(UDNN_DATA_FLOAT, 4, big),
-                                      c_one = mkdesc(UDNN_DATA_FLOAT, 4, one4);
+        udnnTensorDescriptor_t unset, c_bad = tu_packed_desc(UDNN_DATA_FLOAT, 4, bad),
+                                      c_3d = tu_packed_desc(UDNN_DATA_FLOAT, 3, c3),
+                                      c_dbl = tu_packed_desc(UDNN_DATA_DOUBLE, 4, cdims),
+                                      a_dbl = tu_packed_desc(UDNN_DATA_DOUBLE, 4, adims),
+                                      a_i8 = tu_packed_desc(UDNN_DATA_INT8, 4, adims),
+                                      c_i8 = tu_packed_desc(UDNN_DATA_INT8, 4, cdims),
+                                      a_big = tu_packed_desc(UDNN_DATA_FLOAT, 4, big),
+                                      c_one = tu_packed_desc(UDNN_DATA_FLOAT, 4, one4);
         tu_ok(udnnCreateTensorDescriptor(&unset));
         const float one = 1.0f;
         const double done = 1.0;
@@ -744,14 +736,14 @@ START_TEST(test_reduction_sizes_reject)
                                                    UDNN_PROPAGATE_NAN, 1, UDNN_16BIT_INDICES),
                                      unset_rd;
         tu_ok(udnnCreateReduceTensorDescriptor(&unset_rd));
-        udnnTensorDescriptor_t unset, a = mkdesc(UDNN_DATA_FLOAT, 4, adims),
-                                      c = mkdesc(UDNN_DATA_FLOAT, 4, cdims),
-                                      c_bad = mkdesc(UDNN_DATA_FLOAT, 4, bad),
-                                      c_half = mkdesc(UDNN_DATA_HALF, 4, cdims),
-                                      a_dbl = mkdesc(UDNN_DATA_DOUBLE, 4, adims),
-                                      c_dbl = mkdesc(UDNN_DATA_DOUBLE, 4, cdims),
-                                      a_big = mkdesc(UDNN_DATA_FLOAT, 4, big),
-                                      c_one = mkdesc(UDNN_DATA_FLOAT, 4, one4);
+        udnnTensorDescriptor_t unset, a = tu_packed_desc(UDNN_DATA_FLOAT, 4, adims),
+                                      c = tu_packed_desc(UDNN_DATA_FLOAT, 4, cdims),
+                                      c_bad = tu_packed_desc(UDNN_DATA_FLOAT, 4, bad),
+                                      c_half = tu_packed_desc(UDNN_DATA_HALF, 4, cdims),
+                                      a_dbl = tu_packed_desc(UDNN_DATA_DOUBLE, 4, adims),
+                                      c_dbl = tu_packed_desc(UDNN_DATA_DOUBLE, 4, cdims),
+                                      a_big = tu_packed_desc(UDNN_DATA_FLOAT, 4, big),
+                                      c_one = tu_packed_desc(UDNN_DATA_FLOAT, 4, one4);
         tu_ok(udnnCreateTensorDescriptor(&unset));
         size_t bytes;
         tu_ok(query(h, rd, a, c, &bytes));

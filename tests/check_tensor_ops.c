@@ -65,15 +65,6 @@ static void describe(char *buf, size_t n, udnnBackend_t b, udnnDataType_t t, con
     if (pos > 0 && (size_t)pos < n) snprintf(buf + pos, n - (size_t)pos, "]");
 }
 
-/* A packed NCHW descriptor (rank >= 3 may use NHWC). */
-static udnnTensorDescriptor_t mkdesc(udnnDataType_t t, int nb, const int *dims)
-{
-    udnnTensorDescriptor_t d;
-    tu_ok(udnnCreateTensorDescriptor(&d));
-    tu_ok(udnnSetTensorNdDescriptorEx(d, UDNN_TENSOR_NCHW, t, nb, dims));
-    return d;
-}
-
 /* Fills with values of magnitude in [lo, hi] and random sign. */
 static void fill_signed(tu_tensor *t, double lo, double hi)
 {
@@ -636,7 +627,7 @@ START_TEST(test_set_tensor_rejects)
         tu_tensor_init(&y, h, UDNN_DATA_FLOAT, 4, vdims, TU_NCHW);
         udnnTensorDescriptor_t unset, i64;
         tu_ok(udnnCreateTensorDescriptor(&unset));
-        i64 = mkdesc(UDNN_DATA_INT64, 4, vdims);
+        i64 = tu_packed_desc(UDNN_DATA_INT64, 4, vdims);
         const float v = 1.0f;
         static const char fn[] = "udnnSetTensor";
         tu_assert_fails(udnnSetTensor(NULL, y.desc, ptr(&y), &v), UDNN_STATUS_BAD_PARAM, fn,
@@ -662,7 +653,7 @@ START_TEST(test_scale_tensor_rejects)
     {
         tu_tensor y;
         tu_tensor_init(&y, h, UDNN_DATA_FLOAT, 4, vdims, TU_NCHW);
-        udnnTensorDescriptor_t i8 = mkdesc(UDNN_DATA_INT8, 4, vdims), unset;
+        udnnTensorDescriptor_t i8 = tu_packed_desc(UDNN_DATA_INT8, 4, vdims), unset;
         tu_ok(udnnCreateTensorDescriptor(&unset));
         const float a = 2.0f;
         static const char fn[] = "udnnScaleTensor";
@@ -693,11 +684,11 @@ START_TEST(test_add_tensor_rejects)
         tu_tensor_init(&a, h, UDNN_DATA_FLOAT, 4, bias, TU_NCHW);
         tu_tensor_init(&c, h, UDNN_DATA_FLOAT, 4, vdims, TU_NCHW);
         const int bad_dims[4] = {1, 3, 2, 1}, d3[3] = {1, 3, 1};
-        udnnTensorDescriptor_t unset, a_dbl = mkdesc(UDNN_DATA_DOUBLE, 4, bias),
-                                      a_bad = mkdesc(UDNN_DATA_FLOAT, 4, bad_dims),
-                                      a_3d = mkdesc(UDNN_DATA_FLOAT, 3, d3),
-                                      c_i32 = mkdesc(UDNN_DATA_INT32, 4, vdims),
-                                      a_i32 = mkdesc(UDNN_DATA_INT32, 4, bias);
+        udnnTensorDescriptor_t unset, a_dbl = tu_packed_desc(UDNN_DATA_DOUBLE, 4, bias),
+                                      a_bad = tu_packed_desc(UDNN_DATA_FLOAT, 4, bad_dims),
+                                      a_3d = tu_packed_desc(UDNN_DATA_FLOAT, 3, d3),
+                                      c_i32 = tu_packed_desc(UDNN_DATA_INT32, 4, vdims),
+                                      a_i32 = tu_packed_desc(UDNN_DATA_INT32, 4, bias);
         tu_ok(udnnCreateTensorDescriptor(&unset));
         const float one = 1.0f;
         void *A = ptr(&a), *C = ptr(&c);
@@ -746,9 +737,9 @@ START_TEST(test_transform_tensor_rejects)
         tu_tensor_init(&x, h, UDNN_DATA_FLOAT, 4, vdims, TU_NCHW);
         tu_tensor_init(&y, h, UDNN_DATA_FLOAT, 4, vdims, TU_NHWC);
         const int other[4] = {2, 3, 5, 4};
-        udnnTensorDescriptor_t unset, y_other = mkdesc(UDNN_DATA_FLOAT, 4, other),
-                                      i8 = mkdesc(UDNN_DATA_INT8, 4, vdims),
-                                      x_half = mkdesc(UDNN_DATA_HALF, 4, vdims);
+        udnnTensorDescriptor_t unset, y_other = tu_packed_desc(UDNN_DATA_FLOAT, 4, other),
+                                      i8 = tu_packed_desc(UDNN_DATA_INT8, 4, vdims),
+                                      x_half = tu_packed_desc(UDNN_DATA_HALF, 4, vdims);
         tu_ok(udnnCreateTensorDescriptor(&unset));
         const float one = 1.0f;
         void *X = ptr(&x), *Y = ptr(&y);
@@ -851,13 +842,13 @@ START_TEST(test_op_tensor_rejects)
         tu_tensor_init(&b, h, UDNN_DATA_FLOAT, 4, bias, TU_NCHW);
         tu_tensor_init(&c, h, UDNN_DATA_FLOAT, 4, vdims, TU_NCHW);
         const int bad_b[4] = {1, 2, 1, 1}, d3[3] = {2, 3, 4}, bad_a[4] = {2, 3, 4, 1};
-        udnnTensorDescriptor_t unset, b_bad = mkdesc(UDNN_DATA_FLOAT, 4, bad_b),
-                                      b_3d = mkdesc(UDNN_DATA_FLOAT, 3, d3),
-                                      b_dbl = mkdesc(UDNN_DATA_DOUBLE, 4, bias),
-                                      a_dbl = mkdesc(UDNN_DATA_DOUBLE, 4, vdims),
-                                      a_bcast = mkdesc(UDNN_DATA_FLOAT, 4, bad_a),
-                                      i32 = mkdesc(UDNN_DATA_INT32, 4, vdims),
-                                      dbl = mkdesc(UDNN_DATA_DOUBLE, 4, vdims);
+        udnnTensorDescriptor_t unset, b_bad = tu_packed_desc(UDNN_DATA_FLOAT, 4, bad_b),
+                                      b_3d = tu_packed_desc(UDNN_DATA_FLOAT, 3, d3),
+                                      b_dbl = tu_packed_desc(UDNN_DATA_DOUBLE, 4, bias),
+                                      a_dbl = tu_packed_desc(UDNN_DATA_DOUBLE, 4, vdims),
+                                      a_bcast = tu_packed_desc(UDNN_DATA_FLOAT, 4, bad_a),
+                                      i32 = tu_packed_desc(UDNN_DATA_INT32, 4, vdims),
+                                      dbl = tu_packed_desc(UDNN_DATA_DOUBLE, 4, vdims);
         tu_ok(udnnCreateTensorDescriptor(&unset));
         udnnOpTensorDescriptor_t od = mk_op(UDNN_OP_TENSOR_ADD, UDNN_DATA_FLOAT), od_unset;
         tu_ok(udnnCreateOpTensorDescriptor(&od_unset));
@@ -1195,7 +1186,7 @@ START_TEST(test_dropout_rejects)
                         "udnnDropoutGetStatesSize", "handle");
         tu_assert_fails(udnnDropoutGetStatesSize(h, NULL), UDNN_STATUS_BAD_PARAM,
                         "udnnDropoutGetStatesSize", "sizeInBytes");
-        udnnTensorDescriptor_t unset, x = mkdesc(UDNN_DATA_FLOAT, 4, vdims);
+        udnnTensorDescriptor_t unset, x = tu_packed_desc(UDNN_DATA_FLOAT, 4, vdims);
         tu_ok(udnnCreateTensorDescriptor(&unset));
         static const char rs[] = "udnnDropoutGetReserveSpaceSize";
         tu_assert_fails(udnnDropoutGetReserveSpaceSize(NULL, &bytes), UDNN_STATUS_BAD_PARAM, rs,
@@ -1258,10 +1249,10 @@ START_TEST(test_derive_bn_rejects)
 {
     static const char fn[] = "udnnDeriveBNTensorDescriptor";
     const int d3[3] = {2, 3, 4}, d6[6] = {2, 3, 2, 2, 2, 2};
-    udnnTensorDescriptor_t bn, unset, x = mkdesc(UDNN_DATA_FLOAT, 4, vdims),
-                                      x3 = mkdesc(UDNN_DATA_FLOAT, 3, d3),
-                                      x6 = mkdesc(UDNN_DATA_FLOAT, 6, d6),
-                                      xi8 = mkdesc(UDNN_DATA_INT8, 4, vdims);
+    udnnTensorDescriptor_t bn, unset, x = tu_packed_desc(UDNN_DATA_FLOAT, 4, vdims),
+                                      x3 = tu_packed_desc(UDNN_DATA_FLOAT, 3, d3),
+                                      x6 = tu_packed_desc(UDNN_DATA_FLOAT, 6, d6),
+                                      xi8 = tu_packed_desc(UDNN_DATA_INT8, 4, vdims);
     tu_ok(udnnCreateTensorDescriptor(&bn));
     tu_ok(udnnCreateTensorDescriptor(&unset));
     tu_assert_fails(udnnDeriveBNTensorDescriptor(NULL, x, UDNN_BATCHNORM_SPATIAL),

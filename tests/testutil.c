@@ -364,6 +364,21 @@ void tu_values(const tu_tensor *t, double *out)
     for (int64_t i = 0; i < t->count; i++) out[i] = tu_get(t, i);
 }
 
+udnnTensorDescriptor_t tu_packed_desc(udnnDataType_t dtype, int nb, const int *dims)
+{
+    udnnTensorDescriptor_t d;
+    tu_ok(udnnCreateTensorDescriptor(&d));
+    tu_ok(udnnSetTensorNdDescriptorEx(d, UDNN_TENSOR_NCHW, dtype, nb, dims));
+    return d;
+}
+
+double tu_dot(const tu_tensor *t, const double *w)
+{
+    double sum = 0.0;
+    for (int64_t i = 0; i < t->count; i++) sum += w[i] * tu_get(t, i);
+    return sum;
+}
+
 void tu_filter_init(tu_filter *f, udnnHandle_t h, udnnDataType_t dtype, udnnTensorFormat_t fmt,
                     int nb, const int *dims)
 {

@@ -90,6 +90,13 @@ void tu_download(tu_tensor *t);
 /* Copies all logical values of the mirror into out[count]. */
 void tu_values(const tu_tensor *t, double *out);
 
+/* A new descriptor of packed NCHW-order dims (asserts success); the caller
+ * destroys it. */
+udnnTensorDescriptor_t tu_packed_desc(udnnDataType_t dtype, int nb, const int *dims);
+/* sum over the logical elements of w[i] * t[i] (the host mirror): the loss
+ * L = sum(dy . f(x)) that finite-difference checks differentiate. */
+double tu_dot(const tu_tensor *t, const double *w);
+
 /* Filters, packed in format fmt; dims are k, c, spatial... */
 typedef struct {
     udnnFilterDescriptor_t desc;
