@@ -75,15 +75,26 @@ static udnnStatus_t gpu_context_create(int device, void **ctx)
         return st;
     }
     snprintf(c->name, sizeof c->name, "%s", prop.name);
+    c->sm_count = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
     /* enough blocks to fill every multiprocessor several times over */
-    c->max_blocks = prop.multiProcessorCount > 0 ? prop.multiProcessorCount * 32 : 1024;
+    c->max_blocks = c->sm_count * 32;
+    e = udnnGpuMalloc(&c->scratch, UDNN_GPU_SCRATCH_BYTES);
+    if (e != udnnGpuSuccess) {
+        udnnGpuGetLastError();
+        free(c);
+        return udnn_gpu_fail(e, UDNN_STATUS_ALLOC_FAILED, "allocating the context's scratch");
+    }
+    c->scratch_bytes = UDNN_GPU_SCRATCH_BYTES;
     *ctx = c;
     return UDNN_STATUS_SUCCESS;
 }
 
 static void gpu_context_destroy(void *ctx)
 {
-    free(ctx);
+    udnn_gpu_context *c = (udnn_gpu_context *)ctx;
+    if (udnn_gpu_bind(c) == UDNN_STATUS_SUCCESS && udnnGpuFree(c->scratch) != udnnGpuSuccess)
+        udnnGpuGetLastError();
+    free(c);
 }
 
 static udnnStatus_t gpu_alloc(void *ctx, void **ptr, size_t bytes)
@@ -150,12 +161,16 @@ static const char *gpu_device_name(void *ctx)
     return ((udnn_gpu_context *)ctx)->name;
 }
 
-static const udnn_solver *const gpu_solvers[] = {
-    &udnn_gpu_act_fwd,
-    &udnn_gpu_act_bwd,
-    &udnn_gpu_set_tensor,
-    &udnn_gpu_scale_tensor,
+/* every family's table, in the order dispatch tries them */
+static const udnn_gpu_solver_table *const gpu_families[] = {
+    &udnn_gpu_conv_solvers,    &udnn_gpu_eltwise_solvers, &udnn_gpu_tensor_ops_solvers,
+    &udnn_gpu_pool_solvers,    &udnn_gpu_softmax_solvers, &udnn_gpu_lrn_solvers,
+    &udnn_gpu_bn_solvers,      &udnn_gpu_norm_solvers,    &udnn_gpu_dropout_solvers,
+    &udnn_gpu_reduce_solvers,  &udnn_gpu_matmul_solvers,
 };
+
+#define GPU_MAX_SOLVERS 256
+static const udnn_solver *gpu_solvers[GPU_MAX_SOLVERS];
 
 static udnn_backend gpu_backend;
 
@@ -179,7 +194,11 @@ udnn_backend_entry(const udnn_host_api *host)
     b->get_stream = gpu_get_stream;
     b->synchronize = gpu_synchronize;
     b->device_name = gpu_device_name;
+    size_t n = 0;
+    for (size_t f = 0; f < sizeof gpu_families / sizeof *gpu_families; f++)
+        for (size_t i = 0; i < gpu_families[f]->count && n < GPU_MAX_SOLVERS; i++)
+            gpu_solvers[n++] = gpu_families[f]->solvers[i];
     b->solvers = gpu_solvers;
-    b->solver_count = sizeof gpu_solvers / sizeof *gpu_solvers;
+    b->solver_count = n;
     return b;
 }

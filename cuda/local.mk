@@ -5,20 +5,24 @@
 # tag, so each .cu goes through `libtool --tag=CC --mode=compile` and
 # cuda/nvcc-wrap.sh, which hands nvcc the flags it understands.
 
-UDNN_CUDA_CU = cuda/backend.cu cuda/eltwise.cu
-UDNN_CUDA_H = cuda/vendor.h cuda/gpu.h
+UDNN_CUDA_CU = cuda/backend.cu cuda/eltwise.cu cuda/tensor_ops.cu cuda/conv.cu cuda/pool.cu \
+	cuda/softmax.cu cuda/lrn.cu cuda/bn.cu cuda/norm.cu cuda/dropout.cu cuda/reduce.cu \
+	cuda/matmul.cu
+UDNN_CUDA_LO = $(UDNN_CUDA_CU:.cu=.lo)
+UDNN_CUDA_H = cuda/vendor.h cuda/gpu.h cuda/kernels.h cuda/act.h
 EXTRA_DIST += $(UDNN_CUDA_CU) $(UDNN_CUDA_H) cuda/nvcc-wrap.sh scripts/gpu-check \
 	tests/check_cuda_device.c
+
+SUFFIXES = .cu
 
 if HAVE_CUDA
 pkglib_LTLIBRARIES = cuda/udnn_cuda.la
 cuda_udnn_cuda_la_SOURCES =
-cuda_udnn_cuda_la_LIBADD = cuda/backend.lo cuda/eltwise.lo -L$(CUDA_HOME)/lib64 -lcudart \
-	-lstdc++
+cuda_udnn_cuda_la_LIBADD = $(UDNN_CUDA_LO) -L$(CUDA_HOME)/lib64 -lcudart -lstdc++
 cuda_udnn_cuda_la_LDFLAGS = -module -avoid-version -shared -no-undefined \
 	-export-symbols-regex '^udnn_backend_entry$$' -R$(CUDA_HOME)/lib64 \
 	-Wl,--no-undefined
-cuda_udnn_cuda_la_DEPENDENCIES = cuda/backend.lo cuda/eltwise.lo
+cuda_udnn_cuda_la_DEPENDENCIES = $(UDNN_CUDA_LO)
 
 CUDA_NVCCFLAGS = -std=c++17 -O3 $(CUDA_TARGETS) -fvisibility=hidden \
 	-Xcompiler=-Wall,-Wextra,-fno-exceptions,-fno-rtti \
@@ -29,10 +33,9 @@ CUDA_COMPILE = $(LIBTOOL) $(AM_V_lt) --tag=CC $(AM_LIBTOOLFLAGS) $(LIBTOOLFLAGS)
 CUDA_DEPS = $(UDNN_CUDA_H:%=$(srcdir)/%) $(srcdir)/backends/backend.h \
 	$(srcdir)/include/udnn.h include/udnn_version.h
 
-cuda/backend.lo: $(srcdir)/cuda/backend.cu $(CUDA_DEPS)
-	$(AM_V_CC)$(MKDIR_P) cuda && $(CUDA_COMPILE) -c -o $@ $(srcdir)/cuda/backend.cu
-cuda/eltwise.lo: $(srcdir)/cuda/eltwise.cu $(CUDA_DEPS)
-	$(AM_V_CC)$(MKDIR_P) cuda && $(CUDA_COMPILE) -c -o $@ $(srcdir)/cuda/eltwise.cu
+$(UDNN_CUDA_LO): $(CUDA_DEPS)
+.cu.lo:
+	$(AM_V_CC)$(MKDIR_P) cuda && $(CUDA_COMPILE) -c -o $@ $<
 
 MOSTLYCLEANFILES = cuda/*.lo cuda/*.o
 

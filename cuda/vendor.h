@@ -40,5 +40,8 @@ typedef __nv_bfloat16 udnnGpuBf16;
 #define udnnGpuFloatToBf16 __float2bfloat16_rn
 
 #define udnnGpuWarpSize warpSize
+/* every lane of the warp takes part */
+#define udnnGpuShflXor(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
+#define udnnGpuShflDown(v, m) __shfl_down_sync(0xffffffffu, (v), (m))
 
 #endif /* UDNN_CUDA_VENDOR_H */

@@ -18,7 +18,7 @@ AC_DEFUN([UDNN_CHECK_CUDA], [
     AS_IF([test "x$NVCC" = xno], [AC_MSG_ERROR([--with-cuda: nvcc not found under $CUDA_HOME/bin])])
     AS_IF([test ! -f "$CUDA_HOME/include/cuda_runtime.h"],
       [AC_MSG_ERROR([--with-cuda: $CUDA_HOME/include/cuda_runtime.h not found])])
-    udnn_cuda_summary="yes ($CUDA_HOME: udnn_cuda.so, element-wise ops and activation so far)"
+    udnn_cuda_summary="yes ($CUDA_HOME: udnn_cuda.so)"
   ])
   AC_SUBST([CUDA_HOME])
   AC_SUBST([CUDA_TARGETS])

@@ -880,5 +880,5 @@ int main(void)
     tcase_add_test(tc, test_dispatch_log);
     suite_add_tcase(s, tc);
 
-    return tu_run_suite(s);
+    return tu_run_suite_forked(s);
 }

@@ -1282,5 +1282,5 @@ int main(void)
     tcase_add_test(td, test_dispatch_log);
     tcase_add_test(td, test_dispatch_decline_log);
     suite_add_tcase(s, td);
-    return tu_run_suite(s);
+    return tu_run_suite_forked(s);
 }

@@ -634,5 +634,5 @@ int main(void)
     tcase_add_loop_test(te, test_disable_solvers, 0, 3);
     tcase_add_test(te, test_log_dispatch);
     suite_add_tcase(s, te);
-    return tu_run_suite(s);
+    return tu_run_suite_forked(s);
 }

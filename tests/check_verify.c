@@ -298,5 +298,5 @@ static Suite *verify_suite(void)
 
 int main(void)
 {
-    return tu_run_suite(verify_suite());
+    return tu_run_suite_forked(verify_suite());
 }

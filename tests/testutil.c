@@ -482,13 +482,24 @@ void tu_assert_untouched(tu_buf *b, const char *what)
     ck_assert_msg(tu_buf_guards_intact(b), "%s: a write outside the buffer", what);
 }
 
-int tu_run_suite(Suite *s)
+static int run_suite(Suite *s, enum fork_status fork)
 {
     SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, fork);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+int tu_run_suite(Suite *s)
+{
+    return run_suite(s, CK_FORK_GETENV);
+}
+
+int tu_run_suite_forked(Suite *s)
+{
+    return run_suite(s, CK_FORK);
 }
 
 const char *tu_input_path(const char *name, char *buf, size_t n)

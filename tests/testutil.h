@@ -146,8 +146,13 @@ tu_scalar tu_scalar_of(udnnDataType_t t, double v);
 extern const udnnDataType_t tu_float_types[4];
 const char *tu_dtype_name(udnnDataType_t t);
 
-/* Runs a suite with Check, returns the exit status for main(). */
+/* Runs a suite with Check, returns the exit status for main(). CK_FORK=no
+ * runs every test in this process (scripts/gpu-check does, to set up one
+ * GPU context per suite instead of one per test). */
 int tu_run_suite(Suite *s);
+/* The same, each test in a process of its own whatever CK_FORK says: for
+ * suites whose tests change the environment or other process state. */
+int tu_run_suite_forked(Suite *s);
 
 /* Path of a file in tests/inputs (UDNN_TEST_INPUTS or the source tree). */
 const char *tu_input_path(const char *name, char *buf, size_t n);

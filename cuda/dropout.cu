@@ -1,0 +1,5 @@
+/* dropout.cu - placeholder: no solvers yet. */
+#include "cuda/kernels.h"
+
+static const udnn_solver *const dropout_list[1] = {NULL};
+UDNN_GPU_HIDDEN const udnn_gpu_solver_table udnn_gpu_dropout_solvers = {dropout_list, 0};

@@ -1,0 +1,292 @@
+/* kernels.h - what every kernel source of the GPU backend shares: storage
+ * types and their compute types, logical-index-to-offset walking with
+ * 64-bit offsets, the dense-layout test behind the fast paths, block
+ * reductions that never assume a warp of 32, and the launch helpers.
+ * Kernels trust their inputs: core validated the problem. */
+#ifndef UDNN_CUDA_KERNELS_H
+#define UDNN_CUDA_KERNELS_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "cuda/gpu.h"
+
+/* threads per block of the element-wise and reduction kernels */
+#define UDNN_GPU_BLOCK 256
+/* the most tensors one shape walks together */
+#define UDNN_GPU_MAX_TENSORS 4
+
+/* ---- types ------------------------------------------------------------------ */
+
+/* Storage type T -> compute type C (float for HALF and BFLOAT16, which are
+ * loaded to float and rounded once on store). */
+template <class T> struct io;
+template <> struct io<float> {
+    typedef float C;
+    static __device__ __forceinline__ float ld(float v) { return v; }
+    static __device__ __forceinline__ float st(float v) { return v; }
+};
+template <> struct io<double> {
+    typedef double C;
+    static __device__ __forceinline__ double ld(double v) { return v; }
+    static __device__ __forceinline__ double st(double v) { return v; }
+};
+template <> struct io<udnnGpuHalf> {
+    typedef float C;
+    static __device__ __forceinline__ float ld(udnnGpuHalf v) { return udnnGpuHalfToFloat(v); }
+    static __device__ __forceinline__ udnnGpuHalf st(float v) { return udnnGpuFloatToHalf(v); }
+};
+template <> struct io<udnnGpuBf16> {
+    typedef float C;
+    static __device__ __forceinline__ float ld(udnnGpuBf16 v) { return udnnGpuBf16ToFloat(v); }
+    static __device__ __forceinline__ udnnGpuBf16 st(float v) { return udnnGpuFloatToBf16(v); }
+};
+
+static inline int udnn_gpu_float_type(udnnDataType_t t)
+{
+    return t == UDNN_DATA_FLOAT || t == UDNN_DATA_DOUBLE || t == UDNN_DATA_HALF ||
+           t == UDNN_DATA_BFLOAT16;
+}
+
+/* Runs the statement(s) with T typedef'd to the storage type of a float
+ * dtype. */
+#define UDNN_GPU_DISPATCH(dtype, ...)                                                       \
+    switch (dtype) {                                                                       \
+    case UDNN_DATA_FLOAT: { typedef float T; __VA_ARGS__; } break;                         \
+    case UDNN_DATA_DOUBLE: { typedef double T; __VA_ARGS__; } break;                       \
+    case UDNN_DATA_HALF: { typedef udnnGpuHalf T; __VA_ARGS__; } break;                    \
+    case UDNN_DATA_BFLOAT16: { typedef udnnGpuBf16 T; __VA_ARGS__; } break;                \
+    default: break;                                                                        \
+    }
+
+/* ---- shapes ------------------------------------------------------------------ */
+
+/* Logical dims shared by up to UDNN_GPU_MAX_TENSORS tensors and each one's
+ * element strides (a broadcast tensor has stride 0 where its dim is 1). */
+typedef struct {
+    int rank;
+    int64_t count;
+    int64_t dims[UDNN_DIM_MAX];
+    int64_t strides[UDNN_GPU_MAX_TENSORS][UDNN_DIM_MAX];
+} udnn_gpu_shape;
+
+static inline int64_t udnn_gpu_count(const udnn_tensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->dims[i];
+    return n;
+}
+
+/* The shape of ts[0]'s dims; a tensor whose dim is 1 where ts[0]'s is not
+ * gets stride 0 there (broadcast). */
+static inline udnn_gpu_shape udnn_gpu_make_shape(const udnn_tensor *const *ts, int nt)
+{
+    udnn_gpu_shape s;
+    memset(&s, 0, sizeof s);
+    s.rank = ts[0]->rank;
+    s.count = udnn_gpu_count(ts[0]);
+    for (int d = 0; d < s.rank; d++) {
+        s.dims[d] = ts[0]->dims[d];
+        for (int t = 0; t < nt; t++)
+            s.strides[t][d] = ts[t]->dims[d] == 1 ? 0 : ts[t]->strides[d];
+    }
+    return s;
+}
+
+/* The offsets of logical (row-major) element i in each of NT tensors. */
+template <int NT>
+__device__ __forceinline__ void udnn_gpu_offsets(const udnn_gpu_shape &s, int64_t i,
+                                                 int64_t off[NT])
+{
+    for (int t = 0; t < NT; t++) off[t] = 0;
+    for (int d = s.rank - 1; d >= 0; d--) {
+        int64_t n = s.dims[d];
+        int64_t q = i / n, r = i - q * n;
+        for (int t = 0; t < NT; t++) off[t] += r * s.strides[t][d];
+        i = q;
+    }
+}
+
+/* 1 when every tensor has the same dims and strides as ts[0] and those
+ * strides cover count elements with no gap (any dim order: NCHW, NHWC, ...).
+ * Element-wise kernels then walk memory offsets 0..count-1 directly. */
+static inline int udnn_gpu_same_dense(const udnn_tensor *const *ts, int nt)
+{
+    const udnn_tensor *a = ts[0];
+    for (int t = 1; t < nt; t++) {
+        if (ts[t]->rank != a->rank) return 0;
+        for (int d = 0; d < a->rank; d++)
+            if (ts[t]->dims[d] != a->dims[d] || ts[t]->strides[d] != a->strides[d]) return 0;
+    }
+    /* dense: sorted by stride, each stride is the product of the dims
+     * below it (dims of 1 place no constraint) */
+    int64_t covered = 1;
+    int used[UDNN_DIM_MAX] = {0};
+    for (int k = 0; k < a->rank; k++) {
+        int best = -1;
+        for (int d = 0; d < a->rank; d++)
+            if (!used[d] && a->dims[d] > 1 && (best < 0 || a->strides[d] < a->strides[best]))
+                best = d;
+        if (best < 0) break;
+        used[best] = 1;
+        if (a->strides[best] != covered) return 0;
+        covered *= a->dims[best];
+    }
+    return 1;
+}
+
+/* ---- reductions ---------------------------------------------------------------- */
+
+/* Sum of v over the warp, in every lane. */
+template <class C> __device__ __forceinline__ C udnn_gpu_warp_sum(C v)
+{
+    for (int m = udnnGpuWarpSize / 2; m > 0; m /= 2) v += udnnGpuShflXor(v, m);
+    return v;
+}
+
+/* Sum of v over the block, returned to every thread. smem holds at least
+ * blockDim.x / warp size values of C; the block must call it uniformly. */
+template <class C> __device__ C udnn_gpu_block_sum(C v, C *smem)
+{
+    const int lane = threadIdx.x % udnnGpuWarpSize, warp = threadIdx.x / udnnGpuWarpSize;
+    const int warps = (blockDim.x + udnnGpuWarpSize - 1) / udnnGpuWarpSize;
+    v = udnn_gpu_warp_sum(v);
+    __syncthreads(); /* smem may still be read by a previous call */
+    if (lane == 0) smem[warp] = v;
+    __syncthreads();
+    C r = C(0);
+    for (int w = 0; w < warps; w++) r += smem[w];
+    return r;
+}
+
+/* Shared-memory slots udnn_gpu_block_sum needs for a block of UDNN_GPU_BLOCK
+ * threads on any warp size (>= 16). */
+#define UDNN_GPU_BLOCK_SUM_SLOTS (UDNN_GPU_BLOCK / 16)
+
+/* ---- launching ------------------------------------------------------------------- */
+
+#define UDNN_GPU_GRID_STRIDE_LOOP(i, n)                                                      \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);                 \
+         i += (int64_t)gridDim.x * blockDim.x)
+
+/* Blocks of UDNN_GPU_BLOCK threads for n items, capped for grid-stride
+ * loops. */
+static inline unsigned udnn_gpu_grid(const udnn_gpu_context *c, int64_t n)
+{
+    int64_t blocks = (n + UDNN_GPU_BLOCK - 1) / UDNN_GPU_BLOCK;
+    if (blocks > c->max_blocks) blocks = c->max_blocks;
+    return blocks < 1 ? 1u : (unsigned)blocks;
+}
+
+/* The status of the last launch, with the runtime's message on failure. */
+static inline udnnStatus_t udnn_gpu_launched(void)
+{
+    udnnGpuError_t e = udnnGpuGetLastError();
+    if (e != udnnGpuSuccess)
+        return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED, "launching a kernel");
+    return UDNN_STATUS_SUCCESS;
+}
+
+/* Binds ctx's device and declares `c` (the context) and `p` (the problem as
+ * PTYPE) in a solver's run function; returns on failure. */
+#define UDNN_GPU_RUN_PROLOGUE(PTYPE)                                                         \
+    (void)ws;                                                                              \
+    (void)ws_bytes;                                                                        \
+    udnn_gpu_context *c = (udnn_gpu_context *)ctx;                                         \
+    const PTYPE *p = (const PTYPE *)problem;                                               \
+    do {                                                                                   \
+        udnnStatus_t st_ = udnn_gpu_bind(c);                                               \
+        if (st_ != UDNN_STATUS_SUCCESS) return st_;                                        \
+    } while (0)
+
+/* ---- element-wise maps ------------------------------------------------------------ */
+
+/* NIN input pointers of one storage type, passed by value to a kernel. */
+template <class T, int NIN> struct udnn_gpu_inputs {
+    const T *p[NIN > 0 ? NIN : 1];
+};
+
+template <class T> struct alignas(16) udnn_gpu_vec {
+    T v[16 / sizeof(T)];
+};
+
+/* out[i] = f(in, old) for i < n where every tensor is dense in the same
+ * layout (udnn_gpu_same_dense), so i is a memory offset shared by all. f is
+ * `C operator()(const C (&in)[NIN or 1], C old) const`; old is out[i] when
+ * read_out, else 0 (out is never read then). Moves 16 bytes per access
+ * when `vec` (every pointer 16-byte aligned). */
+template <class T, int NIN, class F>
+__global__ void udnn_gpu_dense_map(int64_t n, udnn_gpu_inputs<T, NIN> in, T *out, F f,
+                                   bool read_out, bool vec)
+{
+    typedef typename io<T>::C C;
+    const int V = 16 / sizeof(T);
+    const int64_t nvec = vec ? n / V : 0;
+    UDNN_GPU_GRID_STRIDE_LOOP(j, nvec)
+    {
+        udnn_gpu_vec<T> a[NIN > 0 ? NIN : 1], o;
+        for (int t = 0; t < NIN; t++) a[t] = ((const udnn_gpu_vec<T> *)in.p[t])[j];
+        if (read_out) o = ((const udnn_gpu_vec<T> *)out)[j];
+        for (int k = 0; k < V; k++) {
+            C x[NIN > 0 ? NIN : 1];
+            for (int t = 0; t < NIN; t++) x[t] = io<T>::ld(a[t].v[k]);
+            o.v[k] = io<T>::st(f(x, read_out ? io<T>::ld(o.v[k]) : C(0)));
+        }
+        ((udnn_gpu_vec<T> *)out)[j] = o;
+    }
+    UDNN_GPU_GRID_STRIDE_LOOP(k, n - nvec * V)
+    {
+        const int64_t i = nvec * V + k;
+        C x[NIN > 0 ? NIN : 1];
+        for (int t = 0; t < NIN; t++) x[t] = io<T>::ld(in.p[t][i]);
+        out[i] = io<T>::st(f(x, read_out ? io<T>::ld(out[i]) : C(0)));
+    }
+}
+
+/* The same over any strides: shape tensor 0 is out, 1..NIN the inputs
+ * (broadcast inputs have stride 0 where their dim is 1). */
+template <class T, int NIN, class F>
+__global__ void udnn_gpu_strided_map(udnn_gpu_shape s, udnn_gpu_inputs<T, NIN> in, T *out, F f,
+                                     bool read_out)
+{
+    typedef typename io<T>::C C;
+    UDNN_GPU_GRID_STRIDE_LOOP(i, s.count)
+    {
+        int64_t off[NIN + 1];
+        udnn_gpu_offsets<NIN + 1>(s, i, off);
+        C x[NIN > 0 ? NIN : 1];
+        for (int t = 0; t < NIN; t++) x[t] = io<T>::ld(in.p[t][off[t + 1]]);
+        out[off[0]] = io<T>::st(f(x, read_out ? io<T>::ld(out[off[0]]) : C(0)));
+    }
+}
+
+static inline int udnn_gpu_aligned16(const void *p)
+{
+    return ((uintptr_t)p & 15u) == 0;
+}
+
+/* Launches out = f(in..., old) over tensors ts[0] (out) and ts[1..NIN]
+ * (inputs, of out's dims or broadcast) on c's stream: the dense map when
+ * every tensor shares one dense layout, else the strided one. */
+template <class T, int NIN, class F>
+static udnnStatus_t udnn_gpu_map(const udnn_gpu_context *c, const udnn_tensor *const *ts,
+                                 udnn_gpu_inputs<T, NIN> in, T *out, F f, bool read_out)
+{
+    const int64_t n = udnn_gpu_count(ts[0]);
+    if (n == 0) return UDNN_STATUS_SUCCESS;
+    if (udnn_gpu_same_dense(ts, NIN + 1)) {
+        bool vec = udnn_gpu_aligned16(out);
+        for (int t = 0; t < NIN; t++) vec = vec && udnn_gpu_aligned16(in.p[t]);
+        const int64_t items = vec ? n / (int64_t)(16 / sizeof(T)) + 1 : n;
+        udnn_gpu_dense_map<T, NIN, F>
+            <<<udnn_gpu_grid(c, items), UDNN_GPU_BLOCK, 0, c->stream>>>(n, in, out, f, read_out,
+                                                                        vec);
+    } else {
+        udnn_gpu_shape s = udnn_gpu_make_shape(ts, NIN + 1);
+        udnn_gpu_strided_map<T, NIN, F>
+            <<<udnn_gpu_grid(c, n), UDNN_GPU_BLOCK, 0, c->stream>>>(s, in, out, f, read_out);
+    }
+    return udnn_gpu_launched();
+}
+
+#endif /* UDNN_CUDA_KERNELS_H */
