@@ -1,6 +1,7 @@
 /* eltwise.cu - the element-wise solvers: SetTensor, ScaleTensor and
  * activation forward and backward, for FLOAT, DOUBLE, HALF and BFLOAT16
- * with any strides, through kernels.h's maps (a vectorized dense path when
+ * with any strides (SetTensor and ScaleTensor also INT8, INT32 and INT64,
+ * rounded and saturated as cpu/ref does), through kernels.h's maps (a vectorized dense path when
  * every tensor shares one dense layout). Math: float for FLOAT, HALF and
  * BFLOAT16, double for DOUBLE. With beta == 0 the output is never read.
  * No solver allocates or synchronizes. */
@@ -40,22 +41,12 @@ template <class C> struct act_bwd_f {
     }
 };
 
-static int tensor_applicable(const void *problem, const char **why)
-{
-    const udnn_tensor_problem *p = (const udnn_tensor_problem *)problem;
-    if (!udnn_gpu_float_type(p->c.dtype)) {
-        *why = "the GPU element-wise kernels take FLOAT, DOUBLE, HALF and BFLOAT16 only";
-        return 0;
-    }
-    return 1;
-}
-
 static udnnStatus_t set_run(void *ctx, const void *problem, void *ws, size_t ws_bytes)
 {
     UDNN_GPU_RUN_PROLOGUE(udnn_tensor_problem);
     const udnn_tensor *ts[1] = {&p->c};
     udnnStatus_t st = UDNN_STATUS_SUCCESS;
-    UDNN_GPU_DISPATCH(p->c.dtype, {
+    UDNN_GPU_DISPATCH_ALL(p->c.dtype, {
         typedef typename io<T>::C C;
         set_f<C> f = {(C)p->value};
         st = udnn_gpu_map<T, 0>(c, ts, udnn_gpu_inputs<T, 0>(), (T *)p->c_ptr, f, false);
@@ -68,7 +59,7 @@ static udnnStatus_t scale_run(void *ctx, const void *problem, void *ws, size_t w
     UDNN_GPU_RUN_PROLOGUE(udnn_tensor_problem);
     const udnn_tensor *ts[1] = {&p->c};
     udnnStatus_t st = UDNN_STATUS_SUCCESS;
-    UDNN_GPU_DISPATCH(p->c.dtype, {
+    UDNN_GPU_DISPATCH_ALL(p->c.dtype, {
         typedef typename io<T>::C C;
         scale_f<C> f = {(C)p->alpha1};
         st = udnn_gpu_map<T, 0>(c, ts, udnn_gpu_inputs<T, 0>(), (T *)p->c_ptr, f, true);
@@ -125,10 +116,10 @@ static udnnStatus_t act_bwd_run(void *ctx, const void *problem, void *ws, size_t
 }
 
 static const udnn_solver set_tensor = {
-    "gpu_set_tensor", UDNN_OP_SET_TENSOR, -1, 1, tensor_applicable, NULL, set_run,
+    "gpu_set_tensor", UDNN_OP_SET_TENSOR, -1, 1, NULL, NULL, set_run,
 };
 static const udnn_solver scale_tensor = {
-    "gpu_scale_tensor", UDNN_OP_SCALE_TENSOR, -1, 1, tensor_applicable, NULL, scale_run,
+    "gpu_scale_tensor", UDNN_OP_SCALE_TENSOR, -1, 1, NULL, NULL, scale_run,
 };
 static const udnn_solver act_fwd = {
     "gpu_act_fwd", UDNN_OP_ACT_FWD, -1, 1, act_fwd_applicable, NULL, act_fwd_run,

@@ -42,6 +42,36 @@ template <> struct io<udnnGpuBf16> {
     static __device__ __forceinline__ udnnGpuBf16 st(float v) { return udnnGpuFloatToBf16(v); }
 };
 
+/* Integers compute in double and store rounded to nearest (half away from
+ * zero) and saturated, NaN as 0, as cpu/ref's ref_store does. */
+static __device__ __forceinline__ double udnn_gpu_saturate(double v, double lo, double hi)
+{
+    if (v != v) return 0.0;
+    v = fmin(fmax(v, lo), hi);
+    return v < 0 ? v - 0.5 : v + 0.5;
+}
+template <> struct io<int8_t> {
+    typedef double C;
+    static __device__ __forceinline__ double ld(int8_t v) { return v; }
+    static __device__ __forceinline__ int8_t st(double v)
+    {
+        return (int8_t)udnn_gpu_saturate(v, -128.0, 127.0);
+    }
+};
+template <> struct io<int32_t> {
+    typedef double C;
+    static __device__ __forceinline__ double ld(int32_t v) { return v; }
+    static __device__ __forceinline__ int32_t st(double v)
+    {
+        return (int32_t)udnn_gpu_saturate(v, -2147483648.0, 2147483647.0);
+    }
+};
+template <> struct io<int64_t> {
+    typedef double C;
+    static __device__ __forceinline__ double ld(int64_t v) { return (double)v; }
+    static __device__ __forceinline__ int64_t st(double v) { return (int64_t)v; }
+};
+
 static inline int udnn_gpu_float_type(udnnDataType_t t)
 {
     return t == UDNN_DATA_FLOAT || t == UDNN_DATA_DOUBLE || t == UDNN_DATA_HALF ||
@@ -57,6 +87,15 @@ static inline int udnn_gpu_float_type(udnnDataType_t t)
     case UDNN_DATA_HALF: { typedef udnnGpuHalf T; __VA_ARGS__; } break;                    \
     case UDNN_DATA_BFLOAT16: { typedef udnnGpuBf16 T; __VA_ARGS__; } break;                \
     default: break;                                                                        \
+    }
+
+/* UDNN_GPU_DISPATCH over the integer types too (SetTensor, ScaleTensor). */
+#define UDNN_GPU_DISPATCH_ALL(dtype, ...)                                                   \
+    switch (dtype) {                                                                       \
+    case UDNN_DATA_INT8: { typedef int8_t T; __VA_ARGS__; } break;                         \
+    case UDNN_DATA_INT32: { typedef int32_t T; __VA_ARGS__; } break;                       \
+    case UDNN_DATA_INT64: { typedef int64_t T; __VA_ARGS__; } break;                       \
+    default: UDNN_GPU_DISPATCH(dtype, __VA_ARGS__);                                        \
     }
 
 /* ---- shapes ------------------------------------------------------------------ */
@@ -133,6 +172,60 @@ static inline int udnn_gpu_same_dense(const udnn_tensor *const *ts, int nt)
         covered *= a->dims[best];
     }
     return 1;
+}
+
+/* ---- division by a launch-invariant divisor ------------------------------------------- */
+
+/* q = n / d by multiply-high (Granlund and Montgomery, "Division by
+ * invariant integers using multiplication", fig. 4.1), for index walks that
+ * would otherwise divide per element. udnn_gpu_div32: n < 2^31 only, no
+ * branch. udnn_gpu_fastdiv: exact for n < 2^32 when d < 2^32; larger
+ * operands take the plain 64-bit division. */
+typedef struct {
+    uint32_t d, m, s;
+} udnn_gpu_div32;
+
+static inline udnn_gpu_div32 udnn_gpu_div32_make(uint32_t d)
+{
+    udnn_gpu_div32 q;
+    q.d = d;
+    q.s = 0;
+    while (q.s < 31 && (1u << q.s) < d) q.s++;
+    q.m = (uint32_t)((((uint64_t)1 << 32) * (((uint64_t)1 << q.s) - d)) / d + 1);
+    return q;
+}
+
+static __device__ __forceinline__ uint32_t udnn_gpu_div32_q(const udnn_gpu_div32 &q, uint32_t n)
+{
+    return (__umulhi(n, q.m) + n) >> q.s;
+}
+
+typedef struct {
+    uint64_t d;
+    uint32_t m, s;
+    int big; /* d >= 2^32 */
+} udnn_gpu_fastdiv;
+
+static inline udnn_gpu_fastdiv udnn_gpu_fastdiv_make(int64_t d)
+{
+    udnn_gpu_fastdiv f;
+    f.d = (uint64_t)d;
+    f.big = f.d >> 32 != 0;
+    f.s = 0;
+    f.m = 1;
+    if (!f.big) {
+        while (f.s < 32 && (UINT64_C(1) << f.s) < f.d) f.s++;
+        f.m = (uint32_t)(((UINT64_C(1) << 32) * ((UINT64_C(1) << f.s) - f.d)) / f.d + 1);
+    }
+    return f;
+}
+
+static __device__ __forceinline__ uint64_t udnn_gpu_fastdiv_q(const udnn_gpu_fastdiv &f,
+                                                             uint64_t n)
+{
+    if (f.big || (n >> 32) != 0) return n / f.d;
+    const uint32_t n32 = (uint32_t)n;
+    return ((uint64_t)__umulhi(n32, f.m) + n32) >> f.s;
 }
 
 /* ---- reductions ---------------------------------------------------------------- */
@@ -288,5 +381,17 @@ static udnnStatus_t udnn_gpu_map(const udnn_gpu_context *c, const udnn_tensor *c
     }
     return udnn_gpu_launched();
 }
+
+/* Defines solver run function NAME: binds the device and runs FN<T>(c, p)
+ * (returning udnnStatus_t) for the storage type T of p->FIELD, p being the
+ * problem as PTYPE. */
+#define UDNN_GPU_TYPED_RUN(NAME, PTYPE, FIELD, FN)                                          \
+    static udnnStatus_t NAME(void *ctx, const void *problem, void *ws, size_t ws_bytes)     \
+    {                                                                                      \
+        UDNN_GPU_RUN_PROLOGUE(PTYPE);                                                      \
+        udnnStatus_t st = UDNN_STATUS_SUCCESS;                                             \
+        UDNN_GPU_DISPATCH(p->FIELD.dtype, st = FN<T>(c, p));                               \
+        return st;                                                                         \
+    }
 
 #endif /* UDNN_CUDA_KERNELS_H */

@@ -11,7 +11,7 @@ UDNN_CUDA_CU = cuda/backend.cu cuda/eltwise.cu cuda/tensor_ops.cu cuda/conv.cu c
 UDNN_CUDA_LO = $(UDNN_CUDA_CU:.cu=.lo)
 UDNN_CUDA_H = cuda/vendor.h cuda/gpu.h cuda/kernels.h cuda/act.h
 EXTRA_DIST += $(UDNN_CUDA_CU) $(UDNN_CUDA_H) cuda/nvcc-wrap.sh scripts/gpu-check \
-	tests/check_cuda_device.c
+	tests/check_cuda_device.c tests/check_cuda_graph.c
 
 SUFFIXES = .cu
 
@@ -48,5 +48,13 @@ tests_check_cuda_device_SOURCES = tests/check_cuda_device.c
 tests_check_cuda_device_CFLAGS = $(SUITE_CFLAGS) -I$(CUDA_HOME)/include
 tests_check_cuda_device_LDADD = $(SUITE_LDADD) -lcudart
 tests_check_cuda_device_LDFLAGS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
+# conv -> AddTensor -> ReLU -> max pool captured in a CUDA graph and replayed;
+# it skips (77) without a CUDA device.
+check_PROGRAMS += tests/check_cuda_graph
+TESTS += tests/check_cuda_graph
+tests_check_cuda_graph_SOURCES = tests/check_cuda_graph.c
+tests_check_cuda_graph_CFLAGS = $(SUITE_CFLAGS) -I$(CUDA_HOME)/include
+tests_check_cuda_graph_LDADD = $(SUITE_LDADD) -lcudart
+tests_check_cuda_graph_LDFLAGS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
 endif
 endif

@@ -1,5 +1,735 @@
-/* norm.cu - placeholder: no solvers yet. */
+/* norm.cu - layer and RMS norm (NORM_FWD/BWD, over the trailing norm_dims
+ * dims) and group norm (GROUPNORM_FWD/BWD, over each group of c/groups
+ * channels and every spatial dim), forward and backward, for FLOAT, DOUBLE,
+ * HALF and BFLOAT16 data in any strides, as cpu/ref/norm.c computes them.
+ *
+ * Both families normalize "sets": a set is an index of the leading dims
+ * (layer, RMS) or an (n, group) pair, and its elements are walked through
+ * an inner index space (the normalized dims, or a group's channels and the
+ * spatial dims). Spaces order their dims by x's stride, largest first, and
+ * merge neighbours that every tensor steps across evenly, so a packed row
+ * is one contiguous run and a packed NHWC group a run of positions with
+ * cpg adjacent channels each.
+ *
+ * Forward: a team of TX threads per set (a warp's worth for short sets, up
+ * to a block for long ones) sums x - K and (x - K)^2 with K the set's first
+ * element (RMS: K = 0, the sum of squares), then normalizes; the set is
+ * read twice, the second time mostly from cache, 16 bytes per access where
+ * the set's innermost dim is contiguous and aligned.
+ * Backward: first the parameter gradients (dscale, dbias: per parameter,
+ * a sum over every set), as FT x BY blocks over parameter and member
+ * slices with partials in scratch and a fixed-order finish; then dx, a
+ * team per set. The parameter pass runs first since dx may be x's or dy's
+ * buffer.
+ *
+ * HALF and BFLOAT16 compute and accumulate in float, DOUBLE in double;
+ * FLOAT computes in float but sums the forward statistics and runs the
+ * backward dx pass in double (see nm_wide). Each set's statistics are
+ * finished in double. Every sum has a fixed order. */
 #include "cuda/kernels.h"
 
-static const udnn_solver *const norm_list[1] = {NULL};
-UDNN_GPU_HIDDEN const udnn_gpu_solver_table udnn_gpu_norm_solvers = {norm_list, 0};
+/* ---- types and index spaces ----------------------------------------------------------- */
+
+template <class T> struct nm_param {
+    typedef float P;
+};
+template <> struct nm_param<double> {
+    typedef double P;
+};
+
+/* The arithmetic type of the backward dx pass: the compute type, except
+ * double for FLOAT. Over small sets dx is a small remainder of terms as
+ * large as dy * scale (two elements: a (1 - xhat^2) fraction), so float
+ * sums and normalized inputs would lose precision by that ratio. */
+template <class T> struct nm_wide {
+    typedef typename io<T>::C W;
+};
+template <> struct nm_wide<float> {
+    typedef double W;
+};
+
+/* The tensors a space steps through: x, dy (x's strides in the forward
+ * pass), the output (y or dx), the parameters (scale, bias and their
+ * gradients share one layout) and the statistics. */
+enum { N_X, N_DY, N_OUT, N_P, N_ST, NM_SLOTS };
+
+typedef struct {
+    int nd;
+    int64_t size;
+    int64_t dim[UDNN_DIM_MAX];
+    int64_t st[NM_SLOTS][UDNN_DIM_MAX];
+} nm_space;
+
+/* One dim of a space before ordering and merging. Group norm splits C into
+ * (group, channel in group), so dims are given explicitly. */
+typedef struct {
+    int64_t size;
+    int64_t st[NM_SLOTS];
+} nm_dim;
+
+template <class I, int NT>
+__device__ __forceinline__ void nm_offsets(const nm_space &s, I idx, int64_t off[NT])
+{
+    for (int t = 0; t < NT; t++) off[t] = 0;
+    for (int d = s.nd - 1; d > 0; d--) {
+        const I n = (I)s.dim[d], q = idx / n, r = idx - q * n;
+        for (int t = 0; t < NT; t++) off[t] += (int64_t)r * s.st[t][d];
+        idx = q;
+    }
+    if (s.nd > 0)
+        for (int t = 0; t < NT; t++) off[t] += (int64_t)idx * s.st[t][0];
+}
+
+/* Dims of size 1 dropped, the rest ordered by x's stride (largest first,
+ * stable), neighbours merged where every slot steps evenly. */
+static nm_space nm_make_space(const nm_dim *dims, int n)
+{
+    nm_space s;
+    memset(&s, 0, sizeof s);
+    int order[UDNN_DIM_MAX + 1], k = 0;
+    for (int i = 0; i < n; i++)
+        if (dims[i].size > 1) order[k++] = i;
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && dims[order[j - 1]].st[N_X] < dims[order[j]].st[N_X]; j--) {
+            int tmp = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = tmp;
+        }
+    s.size = 1;
+    for (int i = 0; i < k; i++) {
+        const nm_dim *d = &dims[order[i]];
+        s.size *= d->size;
+        int merge = s.nd > 0;
+        for (int t = 0; t < NM_SLOTS && merge; t++)
+            merge = s.st[t][s.nd - 1] == d->st[t] * d->size;
+        if (merge) {
+            s.dim[s.nd - 1] *= d->size;
+            for (int t = 0; t < NM_SLOTS; t++) s.st[t][s.nd - 1] = d->st[t];
+            continue;
+        }
+        s.dim[s.nd] = d->size;
+        for (int t = 0; t < NM_SLOTS; t++) s.st[t][s.nd] = d->st[t];
+        s.nd++;
+    }
+    return s;
+}
+
+/* A dim of x with each slot's stride; a slot whose tensor has size 1 there
+ * gets stride 0. */
+static nm_dim nm_dim_of(const udnn_tensor *const ts[NM_SLOTS], int d)
+{
+    nm_dim r;
+    r.size = ts[N_X]->dims[d];
+    for (int t = 0; t < NM_SLOTS; t++) r.st[t] = ts[t]->dims[d] == 1 ? 0 : ts[t]->strides[d];
+    return r;
+}
+
+/* The spaces of a problem: sets (their first elements) and the elements
+ * of a set (inner); for the parameter gradients, parameters (features)
+ * and, per parameter, its elements (members). */
+typedef struct {
+    nm_space sets, inner, feat, memb;
+    int rms;
+} nm_geom;
+
+static nm_geom nm_geometry(const udnn_norm_problem *p, const udnn_tensor *dy,
+                           const udnn_tensor *out)
+{
+    const udnn_tensor *x = &p->x;
+    /* the statistics tensor is only described when used; x's shape with
+     * zero strides never stops a merge or moves an offset otherwise */
+    udnn_tensor none = p->stats;
+    if (none.rank == 0) {
+        none = p->x;
+        for (int i = 0; i < none.rank; i++) none.strides[i] = 0;
+    }
+    const udnn_tensor *ts[NM_SLOTS] = {x, dy != NULL ? dy : x, out, &p->scale, &none};
+    nm_dim lead[UDNN_DIM_MAX + 1], rest[UDNN_DIM_MAX + 1];
+    int nl = 0, nr = 0;
+    nm_geom g;
+    memset(&g, 0, sizeof g);
+    if (p->groups > 0) {
+        /* (n, group) lead; (channel in group, spatial...) rest */
+        const int64_t cpg = x->dims[1] / p->groups;
+        nm_dim n = nm_dim_of(ts, 0), grp, ch;
+        grp.size = p->groups;
+        ch.size = cpg;
+        for (int t = 0; t < NM_SLOTS; t++) {
+            const int64_t s1 = ts[t]->dims[1] == 1 ? 0 : ts[t]->strides[1];
+            grp.st[t] = t == N_ST ? (ts[t]->dims[1] == 1 ? 0 : ts[t]->strides[1]) : s1 * cpg;
+            ch.st[t] = t == N_ST ? 0 : s1;
+        }
+        lead[nl++] = n;
+        lead[nl++] = grp;
+        rest[nr++] = ch;
+        for (int d = 2; d < x->rank; d++) rest[nr++] = nm_dim_of(ts, d);
+        g.sets = nm_make_space(lead, nl);
+        g.inner = nm_make_space(rest, nr);
+        /* gradients: per channel (group, channel in group) over (n, spatial...) */
+        nm_dim f2[2] = {grp, ch}, m[UDNN_DIM_MAX];
+        int nm = 0;
+        m[nm++] = n;
+        for (int d = 2; d < x->rank; d++) m[nm++] = nm_dim_of(ts, d);
+        g.feat = nm_make_space(f2, 2);
+        g.memb = nm_make_space(m, nm);
+    } else {
+        const int nlead = x->rank - p->norm_dims;
+        for (int d = 0; d < x->rank; d++) {
+            if (d < nlead) lead[nl++] = nm_dim_of(ts, d);
+            else rest[nr++] = nm_dim_of(ts, d);
+        }
+        g.sets = nm_make_space(lead, nl);
+        g.inner = nm_make_space(rest, nr);
+        /* gradients: per normalized position over the sets */
+        g.feat = g.inner;
+        g.memb = g.sets;
+        g.rms = p->mode == UDNN_NORM_RMS;
+    }
+    return g;
+}
+
+static inline int nm_small(int64_t n)
+{
+    return n < ((int64_t)1 << 31);
+}
+
+/* A product that no contraction into an fma may change: the backward
+ * pass recomputes dy * scale and must get the bits it summed. */
+static __device__ __forceinline__ float nm_mul(float a, float b)
+{
+    return __fmul_rn(a, b);
+}
+static __device__ __forceinline__ double nm_mul(double a, double b)
+{
+    return __dmul_rn(a, b);
+}
+
+/* ---- team reductions --------------------------------------------------------------------- */
+
+/* Teams of TX threads (blockDim.x) per set, TY (blockDim.y) teams per
+ * block. */
+#define NM_MAX_TEAM 512
+#define NM_RED_SLOTS NM_MAX_TEAM /* shared values per quantity: the largest block */
+
+/* Sums v over the team, in every thread of it, in a fixed order. Every
+ * thread of the block calls it together. Teams up to 32 wide stay inside
+ * one warp (any warp size of 32 or more) and use shuffles. */
+template <class C> __device__ __forceinline__ C nm_team_sum(C v, C *red)
+{
+    const int tx = threadIdx.x, tw = blockDim.x;
+    if (tw <= 32) {
+        for (int m = tw / 2; m > 0; m /= 2) v += udnnGpuShflXor(v, m);
+        return v;
+    }
+    const int base = threadIdx.y * tw;
+    __syncthreads(); /* red may still be read by a previous call */
+    red[base + tx] = v;
+    __syncthreads();
+    for (int s = tw / 2; s > 0; s /= 2) {
+        if (tx < s) red[base + tx] += red[base + tx + s];
+        __syncthreads();
+    }
+    return red[base];
+}
+
+/* ---- forward --------------------------------------------------------------------------- */
+
+template <class T> struct nm_fwd_args {
+    typedef typename nm_param<T>::P P;
+    nm_space sets, inner; /* inner in items (see nm_elem) */
+    int64_t nsets, size, pstep;
+    int rms;
+    double eps;
+    const T *x;
+    T *y;
+    const P *scale, *bias; /* bias nullable */
+    P *save_mean, *save_inv; /* nullable */
+};
+
+/* Statistics of one set, the same in every thread of its team: hi + lo is
+ * the mean, inv the inverse standard deviation. */
+template <class C> struct nm_stats {
+    C hi, lo, inv;
+};
+
+/* Offsets of item j of a set in the first NT slots. An item is one
+ * element, or with V > 1 a 16-byte vector of V elements contiguous in the
+ * data tensors: the inner space's last dim then counts vectors, and
+ * element k of the vector has parameter offset + k * pstep. */
+template <class I, int NT, int V>
+__device__ __forceinline__ void nm_elem(const nm_space &s, I j, int64_t off[NT])
+{
+    nm_offsets<I, NT>(s, j, off);
+}
+
+/* V consecutive elements at element offset `off` (V == 1: one). */
+template <class T, int V>
+__device__ __forceinline__ void nm_load(const T *p, int64_t off, typename io<T>::C (&v)[V])
+{
+    if constexpr (V == 1) {
+        v[0] = io<T>::ld(p[off]);
+    } else {
+        const udnn_gpu_vec<T> w = *(const udnn_gpu_vec<T> *)(p + off);
+        for (int k = 0; k < V; k++) v[k] = io<T>::ld(w.v[k]);
+    }
+}
+
+template <class T, int V>
+__device__ __forceinline__ void nm_store(T *p, int64_t off, const typename io<T>::C (&v)[V])
+{
+    if constexpr (V == 1) {
+        p[off] = io<T>::st(v[0]);
+    } else {
+        udnn_gpu_vec<T> w;
+        for (int k = 0; k < V; k++) w.v[k] = io<T>::st(v[k]);
+        *(udnn_gpu_vec<T> *)(p + off) = w;
+    }
+}
+
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd(nm_fwd_args<T> a)
+{
+    typedef typename io<T>::C C;
+    typedef typename nm_param<T>::P P;
+    /* sums in double for FLOAT: a mean near 0 is a small remainder of
+     * them, yet saved to float's tolerance */
+    typedef typename nm_wide<T>::W S;
+    __shared__ S red[NM_RED_SLOTS];
+    const int tx = threadIdx.x, tw = blockDim.x;
+    const int64_t set = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
+    const bool live = set < a.nsets;
+    const I items = (I)a.inner.size;
+    int64_t so[NM_SLOTS];
+    nm_offsets<I, NM_SLOTS>(a.sets, (I)(live ? set : 0), so);
+    const T *x = a.x + so[N_X];
+    /* shifted sums: a mean far from 0 cancels nothing */
+    const S shift = live && !a.rms ? (S)io<T>::ld(x[0]) : S(0);
+    S s1 = S(0), s2 = S(0);
+    if (live) {
+#pragma unroll 4
+        for (I j = tx; j < items; j += tw) {
+            int64_t o[1];
+            nm_elem<I, 1, V>(a.inner, j, o);
+            C v[V];
+            nm_load<T, V>(x, o[N_X], v);
+            for (int k = 0; k < V; k++) {
+                const S d = (S)v[k] - shift;
+                s1 += d;
+                s2 += d * d;
+            }
+        }
+    }
+    s1 = nm_team_sum(s1, red);
+    s2 = nm_team_sum(s2, red);
+    if (!live) return;
+    const double n = (double)a.size, dm = a.rms ? 0.0 : (double)s1 / n;
+    const double mean = a.rms ? 0.0 : (double)shift + dm;
+    double var = (double)s2 / n - dm * dm;
+    if (var < 0.0) var = 0.0; /* rounding only; NaN stays NaN */
+    const double inv = 1.0 / sqrt(var + a.eps);
+    if (tx == 0) {
+        if (a.save_mean != NULL) a.save_mean[so[N_ST]] = (P)mean;
+        if (a.save_inv != NULL) a.save_inv[so[N_ST]] = (P)inv;
+    }
+    const C hi = (C)mean, lo = (C)(mean - (double)hi), invc = (C)inv;
+    const P *scale = a.scale + so[N_P], *bias = a.bias != NULL ? a.bias + so[N_P] : NULL;
+    T *y = a.y + so[N_OUT];
+#pragma unroll 2
+    for (I j = tx; j < items; j += tw) {
+        int64_t o[4];
+        nm_elem<I, 4, V>(a.inner, j, o);
+        C v[V];
+        nm_load<T, V>(x, o[N_X], v);
+        for (int k = 0; k < V; k++) {
+            const int64_t po = o[N_P] + k * a.pstep;
+            const C xhat = ((v[k] - hi) - lo) * invc;
+            v[k] = xhat * (C)scale[po];
+            if (bias != NULL) v[k] += (C)bias[po];
+        }
+        nm_store<T, V>(y, o[N_OUT], v);
+    }
+}
+
+/* ---- backward: dx ---------------------------------------------------------------------------- */
+
+template <class T> struct nm_bwd_args {
+    typedef typename nm_param<T>::P P;
+    nm_space sets, inner; /* inner in items (see nm_elem) */
+    int64_t nsets, size, pstep;
+    int rms;
+    const T *x, *dy;
+    T *dx;
+    const P *scale;
+    const P *mean, *inv; /* mean NULL for RMS */
+};
+
+/* With g = dy * scale and xhat = (x - mean) * inv over the set:
+ * layer and group: dx = inv * (g - mean(g) - xhat * mean(g * xhat));
+ * RMS:             dx = inv * (g - xhat * mean(g * xhat)). */
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_MAX_TEAM) nm_bwd(nm_bwd_args<T> a)
+{
+    typedef typename nm_wide<T>::W W;
+    typedef typename io<T>::C C;
+    __shared__ W red[NM_RED_SLOTS];
+    const int tx = threadIdx.x, tw = blockDim.x;
+    const int64_t set = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
+    const bool live = set < a.nsets;
+    const I items = (I)a.inner.size;
+    int64_t so[NM_SLOTS];
+    nm_offsets<I, NM_SLOTS>(a.sets, (I)(live ? set : 0), so);
+    const T *x = a.x + so[N_X], *dy = a.dy + so[N_DY];
+    const typename nm_param<T>::P *scale = a.scale + so[N_P];
+    const W mean = live && a.mean != NULL ? (W)a.mean[so[N_ST]] : W(0);
+    const W inv = live ? (W)a.inv[so[N_ST]] : W(0);
+    W sg = W(0), sgx = W(0);
+    if (live) {
+#pragma unroll 2
+        for (I j = tx; j < items; j += tw) {
+            int64_t o[4];
+            nm_elem<I, 4, V>(a.inner, j, o);
+            C xv[V], gv[V];
+            nm_load<T, V>(x, o[N_X], xv);
+            nm_load<T, V>(dy, o[N_DY], gv);
+            for (int k = 0; k < V; k++) {
+                const W g = nm_mul((W)gv[k], (W)scale[o[N_P] + k * a.pstep]);
+                sg += g;
+                sgx += g * (((W)xv[k] - mean) * inv);
+            }
+        }
+    }
+    sg = nm_team_sum(sg, red);
+    sgx = nm_team_sum(sgx, red);
+    if (!live) return;
+    const double n = (double)a.size;
+    const W mean_g = a.rms ? W(0) : (W)((double)sg / n), mean_gx = (W)((double)sgx / n);
+    T *dx = a.dx + so[N_OUT];
+#pragma unroll 2
+    for (I j = tx; j < items; j += tw) {
+        int64_t o[4];
+        nm_elem<I, 4, V>(a.inner, j, o);
+        C xv[V], gv[V];
+        nm_load<T, V>(x, o[N_X], xv);
+        nm_load<T, V>(dy, o[N_DY], gv);
+        for (int k = 0; k < V; k++) {
+            const W xhat = ((W)xv[k] - mean) * inv;
+            const W g = nm_mul((W)gv[k], (W)scale[o[N_P] + k * a.pstep]);
+            xv[k] = (C)(inv * ((g - mean_g) - xhat * mean_gx));
+        }
+        nm_store<T, V>(dx, o[N_OUT], xv);
+    }
+}
+
+/* ---- backward: dscale and dbias --------------------------------------------------------- */
+
+/* Per parameter f and member slice: sum dy * xhat and sum dy. */
+template <class T> struct nm_grad_args {
+    typedef typename io<T>::C C;
+    typedef typename nm_param<T>::P P;
+    nm_space feat, memb;
+    int64_t F, M, chunk;
+    const T *x, *dy;
+    const P *mean, *inv; /* mean NULL for RMS */
+    C *partial;          /* [split][2][F]; NULL: one split, straight to the output */
+    P *dscale, *dbias;   /* dbias nullable */
+};
+
+/* blockDim (FT, BY), FT * BY == UDNN_GPU_BLOCK; grid (F / FT, splits).
+ * Lanes of one parameter are added in a fixed tree. */
+template <class T, class I>
+__global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
+{
+    typedef typename io<T>::C C;
+    __shared__ C red[2][UDNN_GPU_BLOCK];
+    const int ft = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
+    const int64_t f = (int64_t)blockIdx.x * ft + tx;
+    C ds = C(0), db = C(0);
+    if (f < a.F) {
+        int64_t fo[NM_SLOTS];
+        nm_offsets<I, NM_SLOTS>(a.feat, (I)f, fo);
+        const int64_t start = (int64_t)blockIdx.y * a.chunk;
+        const I j0 = (I)start, j1 = (I)(a.M - start < a.chunk ? a.M : start + a.chunk);
+        for (I j = j0 + ty; j < j1; j += 2 * by) {
+            C xv[2], gv[2], mv[2], iv[2];
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+                xv[u] = gv[u] = mv[u] = iv[u] = C(0);
+                const I jj = j + u * by;
+                if (jj < j1) {
+                    int64_t mo[NM_SLOTS];
+                    nm_offsets<I, NM_SLOTS>(a.memb, jj, mo);
+                    const int64_t so = fo[N_ST] + mo[N_ST];
+                    xv[u] = io<T>::ld(a.x[fo[N_X] + mo[N_X]]);
+                    gv[u] = io<T>::ld(a.dy[fo[N_DY] + mo[N_DY]]);
+                    mv[u] = a.mean != NULL ? (C)a.mean[so] : C(0);
+                    iv[u] = (C)a.inv[so];
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+                ds += gv[u] * ((xv[u] - mv[u]) * iv[u]);
+                db += gv[u];
+            }
+        }
+    }
+    red[0][ty * ft + tx] = ds;
+    red[1][ty * ft + tx] = db;
+    __syncthreads();
+    for (int s = by / 2; s > 0; s /= 2) {
+        if (ty < s) {
+            red[0][ty * ft + tx] += red[0][(ty + s) * ft + tx];
+            red[1][ty * ft + tx] += red[1][(ty + s) * ft + tx];
+        }
+        __syncthreads();
+    }
+    if (ty != 0 || f >= a.F) return;
+    if (a.partial != NULL) {
+        a.partial[((int64_t)blockIdx.y * 2) * a.F + f] = red[0][tx];
+        a.partial[((int64_t)blockIdx.y * 2 + 1) * a.F + f] = red[1][tx];
+        return;
+    }
+    int64_t fo[NM_SLOTS];
+    nm_offsets<I, NM_SLOTS>(a.feat, (I)f, fo);
+    a.dscale[fo[N_P]] = (typename nm_param<T>::P)red[0][tx];
+    if (a.dbias != NULL) a.dbias[fo[N_P]] = (typename nm_param<T>::P)red[1][tx];
+}
+
+#define NM_FIN_LANES 32
+#define NM_FIN_ROWS 8
+
+/* Adds each parameter's split partials (lanes tx, tx + 32, ..., then a
+ * fixed tree) in double and writes dscale and dbias. */
+template <class T>
+__global__ void __launch_bounds__(NM_FIN_LANES *NM_FIN_ROWS) nm_grad_finish(nm_grad_args<T> a,
+                                                                            int64_t splits)
+{
+    __shared__ double red[2][NM_FIN_ROWS][NM_FIN_LANES];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int64_t f = (int64_t)blockIdx.x * NM_FIN_ROWS + ty;
+    double ds = 0.0, db = 0.0;
+    if (f < a.F)
+        for (int64_t s = tx; s < splits; s += NM_FIN_LANES) {
+            ds += (double)a.partial[(s * 2) * a.F + f];
+            db += (double)a.partial[(s * 2 + 1) * a.F + f];
+        }
+    red[0][ty][tx] = ds;
+    red[1][ty][tx] = db;
+    __syncthreads();
+    for (int w = NM_FIN_LANES / 2; w > 0; w /= 2) {
+        if (tx < w) {
+            red[0][ty][tx] += red[0][ty][tx + w];
+            red[1][ty][tx] += red[1][ty][tx + w];
+        }
+        __syncthreads();
+    }
+    if (tx != 0 || f >= a.F) return;
+    int64_t fo[NM_SLOTS];
+    nm_offsets<int64_t, NM_SLOTS>(a.feat, f, fo);
+    a.dscale[fo[N_P]] = (typename nm_param<T>::P)red[0][ty][0];
+    if (a.dbias != NULL) a.dbias[fo[N_P]] = (typename nm_param<T>::P)red[1][ty][0];
+}
+
+/* ---- host side ----------------------------------------------------------------------------- */
+
+/* Team width for sets of `size` elements: the next power of two up to 32,
+ * a warp's worth up to 2048 elements, then wider. */
+static int nm_team(int64_t size)
+{
+    if (size <= 32) {
+        int tw = 1;
+        while (tw < size) tw *= 2;
+        return tw;
+    }
+    if (size <= 2048) return 32;
+    if (size <= 8192) return 128;
+    return NM_MAX_TEAM;
+}
+
+/* Whether the team kernels may move 16 bytes per access in the first nt
+ * slots: the last inner dim is contiguous there and a whole number of
+ * vectors, every other step lands on a vector boundary, and the buffers
+ * are aligned. Then *items is the inner space in vectors. */
+static int nm_vectorize(const nm_space *sets, const nm_space *inner, const void *const *ptrs,
+                        const int *slots, int nt, size_t elem, nm_space *items)
+{
+    const int64_t V = (int64_t)(16 / elem);
+    const int last = inner->nd - 1;
+    if (last < 0 || inner->dim[last] % V != 0) return 0;
+    for (int i = 0; i < nt; i++) {
+        const int t = slots[i];
+        if (inner->st[t][last] != 1 || !udnn_gpu_aligned16(ptrs[i])) return 0;
+        for (int d = 0; d < last; d++)
+            if (inner->st[t][d] % V != 0) return 0;
+        for (int d = 0; d < sets->nd; d++)
+            if (sets->st[t][d] % V != 0) return 0;
+    }
+    *items = *inner;
+    items->dim[last] /= V;
+    items->size /= V;
+    for (int t = 0; t < NM_SLOTS; t++) items->st[t][last] *= V;
+    return 1;
+}
+
+static void nm_team_launch(int64_t nsets, int64_t size, dim3 *grid, dim3 *block)
+{
+    const int tw = nm_team(size);
+    const int ty = tw >= UDNN_GPU_BLOCK ? 1 : UDNN_GPU_BLOCK / tw;
+    *block = dim3((unsigned)tw, (unsigned)ty);
+    *grid = dim3((unsigned)((nsets + ty - 1) / ty));
+}
+
+template <class T>
+static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_problem *p)
+{
+    typedef typename nm_param<T>::P P;
+    const nm_geom g = nm_geometry(p, NULL, &p->y);
+    nm_fwd_args<T> a;
+    memset(&a, 0, sizeof a);
+    a.sets = g.sets;
+    a.inner = g.inner;
+    a.nsets = g.sets.size;
+    a.rms = g.rms;
+    a.eps = p->epsilon;
+    a.x = (const T *)p->x_ptr;
+    a.y = (T *)p->out_ptr;
+    a.scale = (const P *)p->scale_ptr;
+    a.bias = g.rms ? NULL : (const P *)p->bias_ptr;
+    a.save_mean = (P *)p->save_mean_ptr;
+    a.save_inv = (P *)p->save_inv_std_ptr;
+    if (a.nsets == 0 || a.inner.size == 0) return UDNN_STATUS_SUCCESS;
+    const void *ptrs[2] = {a.x, a.y};
+    static const int slots[2] = {N_X, N_OUT};
+    a.size = g.inner.size;
+    a.pstep = g.inner.nd > 0 ? g.inner.st[N_P][g.inner.nd - 1] : 0;
+    const int vec = nm_small(a.nsets * a.size) &&
+                    nm_vectorize(&g.sets, &g.inner, ptrs, slots, 2, sizeof(T), &a.inner);
+    dim3 grid, block;
+    nm_team_launch(a.nsets, a.inner.size, &grid, &block);
+    if (!nm_small(a.nsets * a.size)) nm_fwd<T, int64_t, 1><<<grid, block, 0, c->stream>>>(a);
+    else if (vec) nm_fwd<T, uint32_t, 16 / sizeof(T)><<<grid, block, 0, c->stream>>>(a);
+    else nm_fwd<T, uint32_t, 1><<<grid, block, 0, c->stream>>>(a);
+    return udnn_gpu_launched();
+}
+
+/* dscale and dbias: FT parameters by BY member lanes per block, splits of
+ * the members enough to fill the SMs, partials in scratch (straight to
+ * the outputs with one split). */
+template <class T> static udnnStatus_t nm_param_grads(const udnn_gpu_context *c,
+                                                      const udnn_norm_problem *p, const nm_geom *g)
+{
+    typedef typename io<T>::C C;
+    typedef typename nm_param<T>::P P;
+    nm_grad_args<T> a;
+    memset(&a, 0, sizeof a);
+    a.feat = g->feat;
+    a.memb = g->memb;
+    a.F = g->feat.size;
+    a.M = g->memb.size;
+    a.x = (const T *)p->x_ptr;
+    a.dy = (const T *)p->dy_ptr;
+    a.mean = g->rms ? NULL : (const P *)p->saved_mean_ptr;
+    a.inv = (const P *)p->saved_inv_std_ptr;
+    a.dscale = (P *)p->dscale_ptr;
+    a.dbias = g->rms ? NULL : (P *)p->dbias_ptr;
+
+    const int adjacent = a.feat.nd > 0 && a.feat.st[N_X][a.feat.nd - 1] == 1;
+    int ft = 1;
+    if (adjacent || a.M < 64)
+        while (ft < 32 && ft < a.F) ft *= 2;
+    const int by = UDNN_GPU_BLOCK / ft;
+    const int64_t fblocks = (a.F + ft - 1) / ft;
+    const int64_t target = (int64_t)c->sm_count * 8;
+    int64_t splits = (target + fblocks - 1) / fblocks;
+    const int64_t by_work = (a.M + 16 * by - 1) / (16 * by);
+    if (splits > by_work) splits = by_work;
+    if (splits > 65535) splits = 65535;
+    const size_t per_split = (size_t)2 * a.F * sizeof(C);
+    if (per_split > 0 && splits > (int64_t)(c->scratch_bytes / per_split))
+        splits = (int64_t)(c->scratch_bytes / per_split);
+    if (splits < 1) splits = 1;
+    a.chunk = (a.M + splits - 1) / splits;
+    if (a.chunk < 1) a.chunk = 1;
+    splits = (a.M + a.chunk - 1) / a.chunk;
+    if (splits < 1) splits = 1;
+    a.partial = splits > 1 ? (C *)c->scratch : NULL;
+
+    const dim3 block((unsigned)ft, (unsigned)by), grid((unsigned)fblocks, (unsigned)splits);
+    if (nm_small(a.F * a.M)) nm_grad<T, uint32_t><<<grid, block, 0, c->stream>>>(a);
+    else nm_grad<T, int64_t><<<grid, block, 0, c->stream>>>(a);
+    udnnStatus_t st = udnn_gpu_launched();
+    if (st != UDNN_STATUS_SUCCESS || a.partial == NULL) return st;
+    const dim3 fblock(NM_FIN_LANES, NM_FIN_ROWS);
+    nm_grad_finish<T><<<(unsigned)((a.F + NM_FIN_ROWS - 1) / NM_FIN_ROWS), fblock, 0, c->stream>>>(
+        a, splits);
+    return udnn_gpu_launched();
+}
+
+template <class T>
+static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_problem *p)
+{
+    typedef typename nm_param<T>::P P;
+    const nm_geom g = nm_geometry(p, &p->dy, &p->dx);
+    if (g.sets.size == 0 || g.inner.size == 0) return UDNN_STATUS_SUCCESS;
+    /* before dx: dx may be x's or dy's buffer */
+    udnnStatus_t st = nm_param_grads<T>(c, p, &g);
+    if (st != UDNN_STATUS_SUCCESS) return st;
+    nm_bwd_args<T> a;
+    memset(&a, 0, sizeof a);
+    a.sets = g.sets;
+    a.inner = g.inner;
+    a.nsets = g.sets.size;
+    a.rms = g.rms;
+    a.x = (const T *)p->x_ptr;
+    a.dy = (const T *)p->dy_ptr;
+    a.dx = (T *)p->out_ptr;
+    a.scale = (const P *)p->scale_ptr;
+    a.mean = g.rms ? NULL : (const P *)p->saved_mean_ptr;
+    a.inv = (const P *)p->saved_inv_std_ptr;
+    const void *ptrs[3] = {a.x, a.dy, a.dx};
+    static const int slots[3] = {N_X, N_DY, N_OUT};
+    a.size = g.inner.size;
+    a.pstep = g.inner.nd > 0 ? g.inner.st[N_P][g.inner.nd - 1] : 0;
+    const int vec = nm_small(a.nsets * a.size) &&
+                    nm_vectorize(&g.sets, &g.inner, ptrs, slots, 3, sizeof(T), &a.inner);
+    dim3 grid, block;
+    nm_team_launch(a.nsets, a.inner.size, &grid, &block);
+    if (!nm_small(a.nsets * a.size)) nm_bwd<T, int64_t, 1><<<grid, block, 0, c->stream>>>(a);
+    else if (vec) nm_bwd<T, uint32_t, 16 / sizeof(T)><<<grid, block, 0, c->stream>>>(a);
+    else nm_bwd<T, uint32_t, 1><<<grid, block, 0, c->stream>>>(a);
+    return udnn_gpu_launched();
+}
+
+/* ---- solvers ------------------------------------------------------------------------------- */
+
+static int nm_applicable(const void *problem, const char **why)
+{
+    const udnn_norm_problem *p = (const udnn_norm_problem *)problem;
+    const udnnDataType_t want =
+        p->x.dtype == UDNN_DATA_DOUBLE ? UDNN_DATA_DOUBLE : UDNN_DATA_FLOAT;
+    if (!udnn_gpu_float_type(p->x.dtype) || p->scale.dtype != want) {
+        *why = "the GPU norms take FLOAT, DOUBLE, HALF and BFLOAT16 data with FLOAT (DOUBLE "
+               "for DOUBLE) parameters";
+        return 0;
+    }
+    return 1;
+}
+
+UDNN_GPU_TYPED_RUN(nm_fwd_run, udnn_norm_problem, x, nm_forward)
+
+UDNN_GPU_TYPED_RUN(nm_bwd_run, udnn_norm_problem, x, nm_backward)
+
+static const udnn_solver norm_fwd_solver = {
+    "gpu_norm_fwd", UDNN_OP_NORM_FWD, -1, 1, nm_applicable, NULL, nm_fwd_run,
+};
+static const udnn_solver norm_bwd_solver = {
+    "gpu_norm_bwd", UDNN_OP_NORM_BWD, -1, 1, nm_applicable, NULL, nm_bwd_run,
+};
+static const udnn_solver groupnorm_fwd_solver = {
+    "gpu_groupnorm_fwd", UDNN_OP_GROUPNORM_FWD, -1, 1, nm_applicable, NULL, nm_fwd_run,
+};
+static const udnn_solver groupnorm_bwd_solver = {
+    "gpu_groupnorm_bwd", UDNN_OP_GROUPNORM_BWD, -1, 1, nm_applicable, NULL, nm_bwd_run,
+};
+
+UDNN_GPU_SOLVER_TABLE(norm, &norm_fwd_solver, &norm_bwd_solver, &groupnorm_fwd_solver,
+                      &groupnorm_bwd_solver);

@@ -30,6 +30,7 @@ typedef struct cudaDeviceProp udnnGpuDeviceProp;
 #define udnnGpuMemcpyHostToDevice cudaMemcpyHostToDevice
 #define udnnGpuMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define udnnGpuMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+#define udnnGpuOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 
 /* 16-bit storage types and their float conversions */
 typedef __half udnnGpuHalf;

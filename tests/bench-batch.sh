@@ -1,9 +1,9 @@
 #!/bin/sh
 # udnn-bench on the CPU: every line of tests/inputs/bench_batch.txt (every
-# op family) must PASS its check against cpu/ref; the acceptance line
-# prints PASS and a rate; --csv prints exactly the documented columns; a
-# benchdnn descriptor and the flags name the same problem; a mistyped
-# option fails, naming it.
+# op family) must PASS its check against cpu/ref, with --compare too; the
+# acceptance line prints PASS and a rate, the copy family its GB/s; --csv
+# prints exactly the documented columns; a benchdnn descriptor and the
+# flags name the same problem; a mistyped option fails, naming it.
 top_builddir=${top_builddir:-.}
 inputs=${UDNN_TEST_INPUTS:-${top_srcdir:-.}/tests/inputs}
 bench="$top_builddir/tools/udnn-bench"
@@ -25,6 +25,18 @@ echo "$out" | grep -q "^summary: $problems problems, 0 failed" || fail "no clean
 line=$("$bench" conv --n 2 --c 5 --h 13 --w 11 --k 7 --r 3 --s 3 --pad 1 --backend cpu 2>&1)
 echo "$line"
 echo "$line" | grep -Eq ' PASS .* [0-9.e+-]+ TFLOP/s' || fail "the acceptance line: $line"
+
+# copy: udnnMemcpy DEVICE_TO_DEVICE of the tensor's bytes, on any backend,
+# its GB/s counting each byte read and written
+line=$("$bench" copy --n 2 --c 3 --h 16 --w 16 --backend cpu 2>&1)
+echo "$line"
+echo "$line" | grep -Eq '^copy d2d:2x3x16x16 .* PASS .* solver memcpy .* [0-9.e+-]+ GB/s' ||
+    fail "the copy line: $line"
+
+# --compare on every family: a problem without a peer still runs and passes
+out=$("$bench" --backend cpu --compare --iters 1 --warmup 0 --no-solver --batch "$batch" 2>&1)
+rc=$?
+[ "$rc" -eq 0 ] || fail "udnn-bench --compare --batch exited $rc: $(echo "$out" | grep -v PASS | head -5)"
 
 # CSV: the header, then one row per problem with twelve columns
 csv=$("$bench" --backend cpu --csv --iters 1 --warmup 0 --batch "$batch" 2>&1)

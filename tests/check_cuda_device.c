@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cuda_runtime.h>
@@ -199,38 +198,9 @@ START_TEST(test_silent)
 }
 END_TEST
 
-/* Whether there is a CUDA device, asked in a child process: CUDA must not be
- * initialized in this one before Check forks each test (a CUDA context
- * does not survive fork; the children would get "initialization error"). */
-static int have_device(void)
-{
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int n = 0;
-        if (udnnGetDeviceCount(UDNN_BACKEND_CUDA, &n) == UDNN_STATUS_SUCCESS && n > 0) _exit(0);
-        /* say why: the plugin did not load, or the runtime sees no device */
-        char why[1024] = "";
-        udnnHandle_t h = NULL;
-        if (udnnCreateWithBackend(&h, UDNN_BACKEND_CUDA, 0) != UDNN_STATUS_SUCCESS)
-            udnnGetLastErrorString(why, sizeof why);
-        else
-            udnnDestroy(h);
-        int rn = 0;
-        cudaError_t e = cudaGetDeviceCount(&rn);
-        printf("no CUDA device through udnn (%s); cudaGetDeviceCount: %d, %s: skipped\n", why,
-               rn, cudaGetErrorString(e));
-        fflush(stdout);
-        _exit(77);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid) return 0;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 int main(void)
 {
-    if (!have_device()) return 77;
+    if (!tu_device_present(UDNN_BACKEND_CUDA)) return 77;
     Suite *s = suite_create("cuda_device");
     TCase *tc = tcase_create("cuda_device");
     tcase_set_timeout(tc, 120);

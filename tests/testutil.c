@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +25,29 @@ int tu_backends(udnnBackend_t out[3])
             out[n++] = all[i];
     }
     return n;
+}
+
+int tu_device_present(udnnBackend_t b)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int n = 0;
+        if (udnnGetDeviceCount(b, &n) == UDNN_STATUS_SUCCESS && n > 0) _exit(0);
+        /* say why: the plugin did not load, or the runtime sees no device */
+        char why[1024] = "";
+        udnnHandle_t h = NULL;
+        if (udnnCreateWithBackend(&h, b, 0) != UDNN_STATUS_SUCCESS)
+            udnnGetLastErrorString(why, sizeof why);
+        else
+            udnnDestroy(h);
+        printf("no %s device through udnn (%s): skipped\n", tu_backend_name(b), why);
+        fflush(stdout);
+        _exit(77);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) return 0;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 const char *tu_backend_name(udnnBackend_t b)

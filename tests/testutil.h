@@ -15,6 +15,10 @@
 /* The backends that have a device here, CPU first; returns the count. */
 int tu_backends(udnnBackend_t out[3]);
 const char *tu_backend_name(udnnBackend_t b);
+/* Whether backend b has a device, asked in a child process so that this
+ * one initializes no GPU runtime before Check forks each test (a CUDA
+ * context does not survive fork); prints why not ("skipped") when absent. */
+int tu_device_present(udnnBackend_t b);
 /* A handle on backend b (asserts success). */
 udnnHandle_t tu_handle(udnnBackend_t b);
 

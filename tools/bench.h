@@ -63,23 +63,47 @@ typedef enum {
     BENCH_PEER_LRN_FWD,
     BENCH_PEER_BN_FWD_TRAIN,
     BENCH_PEER_BN_FWD_INFER,
+    BENCH_PEER_CONV_BWD_BIAS,
+    BENCH_PEER_CBA,
+    BENCH_PEER_ACT_BWD,
+    BENCH_PEER_POOL_BWD,
+    BENCH_PEER_SOFTMAX_BWD,
+    BENCH_PEER_LRN_BWD,
+    BENCH_PEER_BN_BWD,
 } bench_peer_op;
 
 /* What a peer needs beyond the buffers, filled by the family's setup. */
 typedef struct {
     bench_peer_op op;
     /* buffer indices, -1 when unused: conv's src/weights/dst are x/w/y in
-     * every direction (dx, dw, dy for the backward ones); matmul's are
-     * a/b/c; bn's scale, bias, mean and variance are side buffers */
+     * every direction (dx, dw, dy for the backward ones; bwd-bias has dst
+     * dy and bias db); cba adds z (dst itself with --z-is-y) and bias;
+     * matmul's are a/b/c; the backward passes of act, pool, softmax, lrn
+     * and bn read src (x; softmax has none), dst (y) and diff_dst (dy) and
+     * write diff_src (dx); bn's scale, bias, mean and variance are side
+     * buffers: mean/var are inference's estimates, run_mean/run_var
+     * training's running averages, save_mean/save_inv the saved statistics
+     * (written by training, read by the backward), dscale/dbias its
+     * gradients */
     int src, weights, dst, scale, bias, mean, var;
+    int z, diff_src, diff_dst, run_mean, run_var, save_mean, save_inv, dscale, dbias;
     int nd; /* spatial dims of conv and pool */
     int pad[3], stride[3], dilation[3], window[3];
     int groups;
     int mode;           /* the udnn enum: act, pool, softmax algorithm, bn mode */
     int softmax_mode;   /* udnnSoftmaxMode_t */
-    double param[3];    /* act coef and swish beta; lrn alpha, beta, k; bn epsilon */
+    int nan_prop;       /* act, cba and pool: udnnNanPropagation_t */
+    double param[3];    /* act coef and swish beta; lrn alpha, beta, k; bn epsilon and, for
+                           training, the exponential average factor */
     long size;          /* lrn */
     int trans_a, trans_b;
+    /* conv and cba: the mode (udnnConvolutionMode_t), compute type, math
+     * type, the activation of cba (mode in act_mode, coef and swish beta
+     * in param[0..1]), --algo (-1 when not given) and --find */
+    int conv_mode, compute, math, act_mode, algo, find;
+    /* the blend as the family runs it: alpha, beta, and cba's alpha2 (z)
+     * or bn backward's alpha and beta of the parameter gradients */
+    double alpha, beta, alpha2, beta2;
 } bench_peer_info;
 
 /* A problem: what one command line (or batch line) describes. */
@@ -117,6 +141,9 @@ typedef struct {
 /* An op family: conv, act, pool, ... */
 typedef struct bench_family {
     const char *name;
+    /* What the solver column says when the family runs no solver (copy
+     * runs udnnMemcpy); NULL: the solver is found by a probe. */
+    const char *solver;
     /* Reads the options, creates descriptors and adds buffers; 0 or -1
      * with p->err set. */
     int (*setup)(bench_problem *p);

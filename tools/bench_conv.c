@@ -193,6 +193,10 @@ static int setup(bench_problem *p, int cba)
                                              coef);
         if (st == UDNN_STATUS_SUCCESS) st = udnnSetActivationDescriptorSwishBeta(s->act, swish);
         if (st != UDNN_STATUS_SUCCESS) return bench_fail_udnn(p, st, "activation descriptor");
+        p->peer.act_mode = bench_act_mode(act);
+        p->peer.nan_prop = nan_prop;
+        p->peer.param[0] = coef;
+        p->peer.param[1] = swish;
         int bd[5] = {1, yd[1], 1, 1, 1};
         if (bench_arg_flag(p->args, "z-is-y")) {
             /* y is read as z first: it starts with data */
@@ -204,22 +208,33 @@ static int setup(bench_problem *p, int cba)
         if ((s->bias = bench_add_tensor(p, "bias", p->dtype, rank, bd, BENCH_IN)) < 0) return -1;
     }
 
-    if (s->dir == DIR_FWD || s->dir == DIR_BWD_DATA || s->dir == DIR_BWD_FILTER) {
-        static const bench_peer_op ops[] = {BENCH_PEER_CONV_FWD, BENCH_PEER_CONV_BWD_DATA,
-                                            BENCH_PEER_CONV_BWD_FILTER};
-        bench_peer_info *pi = &p->peer;
-        pi->op = ops[s->dir];
-        pi->src = s->x;
-        pi->weights = s->w;
-        pi->dst = s->y;
-        pi->nd = nd;
-        pi->groups = (int)groups;
-        for (int i = 0; i < nd; i++) {
-            pi->pad[i] = pad[i];
-            pi->stride[i] = str[i];
-            pi->dilation[i] = dil[i];
-        }
+    /* every direction has a peer problem; oneDNN takes fwd, bwd-data
+     * and bwd-filter, cuDNN all of them */
+    static const bench_peer_op ops[] = {BENCH_PEER_CONV_FWD, BENCH_PEER_CONV_BWD_DATA,
+                                        BENCH_PEER_CONV_BWD_FILTER, BENCH_PEER_CONV_BWD_BIAS,
+                                        BENCH_PEER_CBA};
+    bench_peer_info *pi = &p->peer;
+    pi->op = ops[s->dir];
+    pi->src = s->x;
+    pi->weights = s->w;
+    pi->dst = s->y;
+    pi->z = s->z;
+    pi->bias = s->bias;
+    pi->nd = nd;
+    pi->groups = (int)groups;
+    for (int i = 0; i < nd; i++) {
+        pi->pad[i] = pad[i];
+        pi->stride[i] = str[i];
+        pi->dilation[i] = dil[i];
     }
+    pi->conv_mode = mode;
+    pi->compute = compute;
+    pi->math = math;
+    pi->algo = s->dir == DIR_BWD_BIAS ? -1 : (int)s->algo;
+    pi->find = s->find;
+    pi->alpha = alpha;
+    pi->beta = beta;
+    pi->alpha2 = alpha2;
     if (s->dir == DIR_BWD_BIAS) {
         /* only dy's shape matters */
         char d[96];

@@ -195,32 +195,36 @@ static int run_on(bench_session *s, bench_problem *p, bench_args *a, const run_o
             r.checked = 1;
             bench_check(p, &e, cpu, &r.check);
         }
-        if (o->probe_solver && bench_probe_solver(a, r.backend, r.solver, sizeof r.solver) < 0)
+        if (p->family->solver != NULL)
+            snprintf(r.solver, sizeof r.solver, "%s", p->family->solver);
+        else if (o->probe_solver &&
+                 bench_probe_solver(a, r.backend, r.solver, sizeof r.solver) < 0)
             snprintf(r.solver, sizeof r.solver, "?");
         p->err[0] = '\0';
         if (o->timing.iters > 0 && bench_time(p, &e, &o->timing, &r.times) == 0) {
             r.timed = 1;
             fill_rate(p, &r);
         }
+        /* the peer, while udnn's buffers are still there: a GPU peer runs
+         * on them */
+        if (r.timed && o->compare) {
+            bench_peer_result peer;
+            char msg[BENCH_ERR] = "";
+            int got = bench_peer_time(p, &e, b, &o->timing, &peer, msg, sizeof msg);
+            if (got == 0 && peer.times.median_ms > 0) {
+                r.have_peer = 1;
+                snprintf(r.peer, sizeof r.peer, "%s", peer.name);
+                r.peer_ms = peer.times.median_ms;
+                r.ratio = r.peer_ms / r.times.median_ms;
+                s->ratios++;
+                s->log_ratio_sum += log(r.ratio);
+            } else if (got < 0) {
+                fprintf(stderr, "udnn-bench: peer for %s %s: %s\n", a->family, p->name, msg);
+            }
+        }
     }
     bench_exec_close(p, &e);
     if (p->err[0]) snprintf(r.error, sizeof r.error, "%s", p->err);
-
-    if (r.timed && o->compare) {
-        bench_peer_result peer;
-        char msg[BENCH_ERR] = "";
-        int got = bench_peer_time(p, b, &o->timing, (int)o->sets, &peer, msg, sizeof msg);
-        if (got == 0 && peer.times.median_ms > 0) {
-            r.have_peer = 1;
-            snprintf(r.peer, sizeof r.peer, "%s", peer.name);
-            r.peer_ms = peer.times.median_ms;
-            r.ratio = r.peer_ms / r.times.median_ms;
-            s->ratios++;
-            s->log_ratio_sum += log(r.ratio);
-        } else if (got < 0) {
-            fprintf(stderr, "udnn-bench: peer for %s %s: %s\n", a->family, p->name, msg);
-        }
-    }
     bench_report_row(&r, s->csv);
     s->rows++;
     const int failed = r.error[0] || (r.checked && !r.check.pass);

@@ -44,6 +44,7 @@ static int read_params(bench_problem *p, elt_state *s, char *prefix, size_t n)
         if (st == UDNN_STATUS_SUCCESS) st = udnnSetActivationDescriptorSwishBeta(s->act, swish);
         snprintf(prefix, n, "%s:%s", p->dir, act_modes[mode]);
         p->peer.mode = bench_act_mode(mode);
+        p->peer.nan_prop = nan_prop;
         p->peer.param[0] = coef;
         p->peer.param[1] = swish;
     } else if (s->fam == FAM_SOFTMAX) {
@@ -114,13 +115,17 @@ static int setup(bench_problem *p, int fam)
         p->buf[s->x].hi = 2.0;
     }
     p->buf[out].blend = beta != 0.0;
-    if (s->fwd) {
-        static const bench_peer_op ops[] = {BENCH_PEER_ACT_FWD, BENCH_PEER_SOFTMAX_FWD,
+    static const bench_peer_op fwd_ops[] = {BENCH_PEER_ACT_FWD, BENCH_PEER_SOFTMAX_FWD,
                                             BENCH_PEER_LRN_FWD};
-        p->peer.op = ops[fam];
-        p->peer.src = s->x;
-        p->peer.dst = s->y;
-    }
+    static const bench_peer_op bwd_ops[] = {BENCH_PEER_ACT_BWD, BENCH_PEER_SOFTMAX_BWD,
+                                            BENCH_PEER_LRN_BWD};
+    p->peer.op = s->fwd ? fwd_ops[fam] : bwd_ops[fam];
+    p->peer.src = s->x;
+    p->peer.dst = s->y;
+    p->peer.diff_dst = s->dy;
+    p->peer.diff_src = s->dx;
+    p->peer.alpha = alpha;
+    p->peer.beta = beta;
     for (int i = 0; i < p->nbufs; i++) p->bytes_moved += bench_logical_bytes(&p->buf[i]);
     if (beta != 0.0) p->bytes_moved += bench_logical_bytes(&p->buf[out]);
     char d[96];

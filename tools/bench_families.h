@@ -10,7 +10,7 @@
 
 #define BENCH_FAMILIES(X)                                                                   \
     X(conv) X(cba) X(act) X(pool) X(softmax) X(bn) X(norm) X(groupnorm) X(lrn) X(dropout)    \
-    X(reduce) X(optensor) X(addtensor) X(transform) X(matmul) X(set) X(scale)
+    X(reduce) X(optensor) X(addtensor) X(transform) X(matmul) X(set) X(scale) X(copy)
 
 #define BENCH_DECLARE_FAMILY_(name) extern const bench_family bench_family_##name;
 BENCH_FAMILIES(BENCH_DECLARE_FAMILY_)

@@ -49,6 +49,8 @@ static int setup(bench_problem *p)
     p->peer.dst = s->c;
     p->peer.trans_a = s->trans_a;
     p->peer.trans_b = s->trans_b;
+    p->peer.alpha = alpha;
+    p->peer.beta = beta;
     p->flops = 2.0 * (double)(bs > 0 ? bs : 1) * (double)m * (double)n * (double)k;
     size_t len = (size_t)snprintf(p->name, sizeof p->name, "m%ldn%ldk%ld", m, n, k);
     if (bs > 0) len += (size_t)snprintf(p->name + len, sizeof p->name - len, "bs%ld", bs);

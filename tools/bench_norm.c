@@ -20,6 +20,7 @@ typedef struct {
     int groups;    /* groupnorm */
     double epsilon, factor;
     bench_scalar alpha, beta, alpha_param, beta_param;
+    double alpha_param_v, beta_param_v; /* bn backward's, for the peer */
     /* buffer indices, -1 when absent */
     int x, y, dy, dx, scale, bias, mean, var, save_mean, save_inv, dscale, dbias;
     udnnTensorDescriptor_t stats; /* norm: statsDesc (a buffer's, or NULL) */
@@ -59,6 +60,8 @@ static int setup_bn(bench_problem *p, norm_state *s, int rank, const int xd[])
         return -1;
     s->alpha_param = bench_scalar_of(p->dtype, ap);
     s->beta_param = bench_scalar_of(p->dtype, bp);
+    s->alpha_param_v = ap;
+    s->beta_param_v = bp;
 
     int pd[UDNN_DIM_MAX];
     for (int i = 0; i < rank; i++)
@@ -174,17 +177,32 @@ static int setup(bench_problem *p, int fam)
         s->beta = bench_scalar_of(p->dtype, beta);
         if (setup_bn(p, s, rank, xd) < 0) return -1;
         p->buf[s->dir == BN_BWD ? s->dx : s->y].blend = beta != 0.0;
-        if (s->dir != BN_BWD) {
-            p->peer.op = s->dir == BN_FWD_TRAIN ? BENCH_PEER_BN_FWD_TRAIN : BENCH_PEER_BN_FWD_INFER;
-            p->peer.src = s->x;
-            p->peer.dst = s->y;
-            p->peer.scale = s->scale;
-            p->peer.bias = s->bias;
-            p->peer.mean = s->dir == BN_FWD_INFER ? s->mean : -1;
-            p->peer.var = s->dir == BN_FWD_INFER ? s->var : -1;
-            p->peer.mode = s->mode;
-            p->peer.param[0] = s->epsilon;
-        }
+        static const bench_peer_op ops[] = {BENCH_PEER_BN_FWD_TRAIN, BENCH_PEER_BN_FWD_INFER,
+                                            BENCH_PEER_BN_BWD};
+        bench_peer_info *pi = &p->peer;
+        pi->op = ops[s->dir];
+        pi->src = s->x;
+        pi->dst = s->y;
+        pi->diff_dst = s->dy;
+        pi->diff_src = s->dx;
+        pi->scale = s->scale;
+        pi->bias = s->bias;
+        /* inference's estimates; training's running averages */
+        pi->mean = s->dir == BN_FWD_INFER ? s->mean : -1;
+        pi->var = s->dir == BN_FWD_INFER ? s->var : -1;
+        pi->run_mean = s->dir == BN_FWD_TRAIN ? s->mean : -1;
+        pi->run_var = s->dir == BN_FWD_TRAIN ? s->var : -1;
+        pi->save_mean = s->save_mean;
+        pi->save_inv = s->save_inv;
+        pi->dscale = s->dscale;
+        pi->dbias = s->dbias;
+        pi->mode = s->mode;
+        pi->param[0] = s->epsilon;
+        pi->param[1] = s->factor;
+        pi->alpha = alpha;
+        pi->beta = beta;
+        pi->alpha2 = s->dir == BN_BWD ? s->alpha_param_v : 1.0;
+        pi->beta2 = s->dir == BN_BWD ? s->beta_param_v : 0.0;
     } else if (setup_layer(p, s, rank, xd) < 0) {
         return -1;
     }

@@ -4,9 +4,10 @@
  * blocked one) and start from the same data; convolution weights take the
  * format oneDNN prefers, reordered once before timing as a framework does
  * at load time (its reference kernel would run the plain ones); the blend (alpha, beta) is
- * left out, as a framework calls a primitive. The timing loop is udnn's:
- * warm-up, then the median over --iters, rotating the same number of
- * buffer sets. oneDNN has no double type; a problem it cannot create
+ * left out, as a framework calls a primitive. The timing loop is udnn's
+ * (bench_time_loop): warm-up, then the median over --iters, each run
+ * followed by a wait on the stream, rotating the same number of buffer
+ * sets. oneDNN has no double type; a problem it cannot create
  * (a type or shape its CPU engine lacks) has no peer. */
 #include <dnnl.h>
 #include <stdio.h>
@@ -408,21 +409,34 @@ static int make_memories(const bench_problem *p, peer *q, int sets)
     return 0;
 }
 
-static int run_once(peer *q, int set)
+/* One run on buffer set `set`, and the wait for it, for bench_time_loop. */
+typedef struct {
+    peer *q;
+} onednn_job;
+
+static int onednn_run(void *ctx, int set)
 {
+    peer *q = ((onednn_job *)ctx)->q;
     dnnl_exec_arg_t args[MAX_ARGS];
     for (int i = 0; i < q->nargs; i++) {
         args[i].arg = q->arg[i];
         args[i].memory = q->mem[set][i];
     }
-    if (dnnl_primitive_execute(q->prim, q->stream, q->nargs, args) != dnnl_success) return -1;
+    return dnnl_primitive_execute(q->prim, q->stream, q->nargs, args) == dnnl_success ? 0 : -1;
+}
+
+static int onednn_sync(void *ctx)
+{
+    peer *q = ((onednn_job *)ctx)->q;
     return dnnl_stream_wait(q->stream) == dnnl_success ? 0 : -1;
 }
 
-int bench_peer_time(bench_problem *p, udnnBackend_t backend, const bench_timing *t, int sets,
-                    bench_peer_result *r, char *msg, size_t n)
+int bench_onednn_time(bench_problem *p, bench_exec *e, const bench_timing *t,
+                      bench_peer_result *r, char *msg, size_t n)
 {
-    if (backend != UDNN_BACKEND_CPU || p->peer.op == BENCH_PEER_NONE) return 1;
+    if (p->peer.op == BENCH_PEER_NONE) return 1;
+    /* oneDNN's memory of its own, as many sets as udnn's */
+    int sets = e->sets;
     if (sets > BENCH_MAX_SETS) sets = BENCH_MAX_SETS;
     if (sets < 1) sets = 1;
     memset(r, 0, sizeof *r);
@@ -458,27 +472,12 @@ int bench_peer_time(bench_problem *p, udnnBackend_t backend, const bench_timing 
         destroy(&q, sets);
         return -1;
     }
-    int set = 0, rc = 0;
-    for (int i = 0; i < t->warmup && rc == 0; i++, set = (set + 1) % sets) rc = run_once(&q, set);
-    double *times = malloc(sizeof(double) * (size_t)(t->iters > 0 ? t->iters : 1));
-    double spent = 0.0;
-    int runs = 0;
-    for (; rc == 0 && times && runs < t->iters && (runs == 0 || spent < t->max_ms);
-         runs++, set = (set + 1) % sets) {
-        const double t0 = bench_now_ms();
-        rc = run_once(&q, set);
-        times[runs] = bench_now_ms() - t0;
-        spent += times[runs];
-    }
-    if (rc == 0 && times && runs > 0) {
-        r->times.runs = runs;
-        r->times.median_ms = bench_median(times, runs);
-        r->times.min_ms = times[0];
-    } else {
+    onednn_job job = {&q};
+    int rc = bench_time_loop(onednn_run, onednn_sync, &job, sets, t, &r->times);
+    if (rc != 0) {
         snprintf(msg, n, "a oneDNN run failed");
         rc = -1;
     }
-    free(times);
     destroy(&q, sets);
     return rc < 0 ? -1 : 0;
 }

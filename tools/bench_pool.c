@@ -95,18 +95,21 @@ static int setup(bench_problem *p)
             return -1;
     }
     p->buf[out].blend = beta != 0.0;
-    if (s->fwd) {
-        p->peer.op = BENCH_PEER_POOL_FWD;
-        p->peer.src = s->x;
-        p->peer.dst = s->y;
-        p->peer.mode = mode;
-        p->peer.nd = nd;
-        for (int i = 0; i < nd; i++) {
-            p->peer.window[i] = window[i];
-            p->peer.pad[i] = pad[i];
-            p->peer.stride[i] = stride[i];
-        }
+    p->peer.op = s->fwd ? BENCH_PEER_POOL_FWD : BENCH_PEER_POOL_BWD;
+    p->peer.src = s->x;
+    p->peer.dst = s->y;
+    p->peer.diff_dst = s->dy;
+    p->peer.diff_src = s->dx;
+    p->peer.mode = mode;
+    p->peer.nan_prop = nan_prop;
+    p->peer.nd = nd;
+    for (int i = 0; i < nd; i++) {
+        p->peer.window[i] = window[i];
+        p->peer.pad[i] = pad[i];
+        p->peer.stride[i] = stride[i];
     }
+    p->peer.alpha = alpha;
+    p->peer.beta = beta;
     for (int i = 0; i < p->nbufs; i++) p->bytes_moved += bench_logical_bytes(&p->buf[i]);
     if (beta != 0.0) p->bytes_moved += bench_logical_bytes(&p->buf[out]);
 

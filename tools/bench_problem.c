@@ -305,6 +305,14 @@ int bench_problem_init(bench_problem *p, const bench_family *f, bench_args *args
     if (l < 0) return -1;
     p->layout = (udnnTensorFormat_t)l;
     p->tolerance = bench_tolerance(p->dtype);
+    /* no peer, and no buffer for any of its roles, until setup says */
+    bench_peer_info *pi = &p->peer;
+    pi->src = pi->weights = pi->dst = pi->scale = pi->bias = pi->mean = pi->var = -1;
+    pi->z = pi->diff_src = pi->diff_dst = pi->run_mean = pi->run_var = -1;
+    pi->save_mean = pi->save_inv = pi->dscale = pi->dbias = -1;
+    pi->algo = -1;
+    pi->groups = 1;
+    pi->alpha = pi->alpha2 = 1.0;
     if (f->setup(p) < 0) return -1;
     return fill_host(p);
 }

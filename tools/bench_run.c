@@ -77,27 +77,27 @@ void bench_exec_close(bench_problem *p, bench_exec *e)
     e->h = NULL;
 }
 
-int bench_time(bench_problem *p, bench_exec *e, const bench_timing *t, bench_times *out)
+int bench_time_loop(int (*run)(void *ctx, int set), int (*sync)(void *ctx), void *ctx, int sets,
+                    const bench_timing *t, bench_times *out)
 {
     memset(out, 0, sizeof *out);
+    if (sets < 1) sets = 1;
     int set = 0;
-    for (int i = 0; i < t->warmup; i++, set = (set + 1) % e->sets) {
-        udnnStatus_t st = p->family->run(p, e, set);
-        if (st != UDNN_STATUS_SUCCESS) return bench_fail_udnn(p, st, "warm-up run");
-    }
-    udnnSynchronize(e->h);
+    for (int i = 0; i < t->warmup; i++, set = (set + 1) % sets)
+        if (run(ctx, set) < 0) return 1;
+    sync(ctx);
     double *times = malloc(sizeof(double) * (size_t)(t->iters > 0 ? t->iters : 1));
-    if (times == NULL) return bench_fail(p, "out of memory");
+    if (times == NULL) return -1;
     double spent = 0.0;
     int n = 0;
-    for (; n < t->iters && (n == 0 || spent < t->max_ms); n++, set = (set + 1) % e->sets) {
+    for (; n < t->iters && (n == 0 || spent < t->max_ms); n++, set = (set + 1) % sets) {
         const double t0 = bench_now_ms();
-        udnnStatus_t st = p->family->run(p, e, set);
-        if (st == UDNN_STATUS_SUCCESS) st = udnnSynchronize(e->h);
+        int rc = run(ctx, set);
+        if (rc == 0) rc = sync(ctx);
         const double dt = bench_now_ms() - t0;
-        if (st != UDNN_STATUS_SUCCESS) {
+        if (rc < 0) {
             free(times);
-            return bench_fail_udnn(p, st, "timed run");
+            return 2;
         }
         times[n] = dt;
         spent += dt;
@@ -109,4 +109,36 @@ int bench_time(bench_problem *p, bench_exec *e, const bench_timing *t, bench_tim
     }
     free(times);
     return 0;
+}
+
+/* udnn's runs through the loop: the family's run, then udnnSynchronize. */
+typedef struct {
+    bench_problem *p;
+    bench_exec *e;
+    udnnStatus_t st;
+} udnn_job;
+
+static int udnn_run(void *ctx, int set)
+{
+    udnn_job *j = ctx;
+    j->st = j->p->family->run(j->p, j->e, set);
+    return j->st == UDNN_STATUS_SUCCESS ? 0 : -1;
+}
+
+static int udnn_sync(void *ctx)
+{
+    udnn_job *j = ctx;
+    j->st = udnnSynchronize(j->e->h);
+    return j->st == UDNN_STATUS_SUCCESS ? 0 : -1;
+}
+
+int bench_time(bench_problem *p, bench_exec *e, const bench_timing *t, bench_times *out)
+{
+    udnn_job j = {p, e, UDNN_STATUS_SUCCESS};
+    switch (bench_time_loop(udnn_run, udnn_sync, &j, e->sets, t, out)) {
+    case 0: return 0;
+    case 1: return bench_fail_udnn(p, j.st, "warm-up run");
+    case 2: return bench_fail_udnn(p, j.st, "timed run");
+    default: return bench_fail(p, "out of memory");
+    }
 }

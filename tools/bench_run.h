@@ -32,6 +32,15 @@ typedef struct {
 /* Times the problem; 0, or -1 with p->err when a run fails. */
 int bench_time(bench_problem *p, bench_exec *e, const bench_timing *t, bench_times *out);
 
+/* The timing loop itself, for udnn and for the peers alike: t->warmup runs
+ * of run(ctx, set) and one sync(ctx), then up to t->iters runs (at least
+ * one, until t->max_ms have been spent), each followed by sync(ctx) and
+ * timed together with it; the runs take the `sets` buffer sets in turn.
+ * run and sync return 0 or -1. Returns 0, 1 when a warm-up run failed,
+ * 2 when a timed run failed, -1 when out of memory. */
+int bench_time_loop(int (*run)(void *ctx, int set), int (*sync)(void *ctx), void *ctx, int sets,
+                    const bench_timing *t, bench_times *out);
+
 /* Milliseconds of a monotonic clock. */
 double bench_now_ms(void);
 /* The median of n values (sorts them). */

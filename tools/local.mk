@@ -18,10 +18,11 @@ tools_udnn_bench_SOURCES = \
 	tools/bench_dropout.c \
 	tools/bench_tensor_ops.c \
 	tools/bench_matmul.c \
+	tools/bench_copy.c \
 	tools/bench_run.h tools/bench_run.c \
 	tools/bench_check.h tools/bench_check.c \
 	tools/bench_probe.h tools/bench_probe.c \
-	tools/bench_peer.h \
+	tools/bench_peer.h tools/bench_peer.c \
 	tools/bench_report.h tools/bench_report.c \
 	tools/bench_suites.h tools/bench_suites.c \
 	tools/bench_driver.h tools/bench_driver.c \
@@ -30,19 +31,27 @@ tools_udnn_bench_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DUDNN_BENCH_SUITEDIR='"$(pkgdatadir)/suites"' \
 	-DUDNN_BENCH_SRC_SUITEDIR='"$(abs_top_srcdir)/tools/suites"'
 tools_udnn_bench_LDADD = libudnn.la -lm
-# the peer: oneDNN when configure found it
+tools_udnn_bench_LDFLAGS =
+# the peers (bench_peer.c picks one by backend), each where configure
+# found it: oneDNN for the CPU backend; cuDNN and cuBLAS for CUDA, which
+# only udnn-bench links (--with-cudnn)
 if HAVE_ONEDNN
 tools_udnn_bench_SOURCES += tools/bench_onednn.c
-tools_udnn_bench_CPPFLAGS += $(ONEDNN_CPPFLAGS)
+tools_udnn_bench_CPPFLAGS += -DUDNN_BENCH_ONEDNN $(ONEDNN_CPPFLAGS)
 tools_udnn_bench_LDADD += $(ONEDNN_LIBS)
-else
-tools_udnn_bench_SOURCES += tools/bench_peer_none.c
+endif
+if HAVE_CUDNN
+tools_udnn_bench_SOURCES += tools/bench_cudnn.c
+tools_udnn_bench_CPPFLAGS += -DUDNN_BENCH_CUDNN $(CUDNN_CPPFLAGS)
+tools_udnn_bench_LDADD += $(CUDNN_LIBS)
+tools_udnn_bench_LDFLAGS += $(CUDNN_LDFLAGS)
 endif
 
 # The suites' tables, installed where udnn-bench looks for them.
 benchsuitesdir = $(pkgdatadir)/suites
 dist_benchsuites_DATA = \
 	tools/suites/resnet50.csv \
+	tools/suites/memory-bound.txt \
 	tools/suites/deepbench_conv_training.csv \
 	tools/suites/deepbench_conv_inference_server.csv \
 	tools/suites/deepbench_conv_inference_device.csv \
