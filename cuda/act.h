@@ -69,8 +69,9 @@ template <class C> __device__ C act_grad(const act_args &p, C x)
     }
     case UDNN_ACTIVATION_RELU: return x > C(0) ? C(1) : C(0);
     case UDNN_ACTIVATION_TANH: {
-        C t = tanh(x);
-        return C(1) - t * t;
+        /* 1/cosh^2, not 1 - tanh^2, which cancels in float as |x| grows */
+        C ch = cosh(x);
+        return C(1) / (ch * ch);
     }
     case UDNN_ACTIVATION_CLIPPED_RELU: return x > C(0) && x < coef ? C(1) : C(0);
     case UDNN_ACTIVATION_ELU: return x > C(0) ? C(1) : coef * exp(x);

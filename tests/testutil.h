@@ -35,7 +35,8 @@ void tu_assert_fails_at(const char *file, int line, udnnStatus_t st, udnnStatus_
 /* ---- random numbers -------------------------------------------------------------- */
 
 void tu_seed(uint64_t seed);
-/* Seeds from the clock (printed on failure through tu_seed_used). */
+/* Seeds from the clock (printed on failure through tu_seed_used), or from
+ * UDNN_TEST_SEED when set, to replay a failure's seed. */
 void tu_seed_fresh(void);
 uint64_t tu_seed_used(void);
 double tu_uniform(double lo, double hi);

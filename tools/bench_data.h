@@ -22,7 +22,8 @@ double bench_load(const void *base, udnnDataType_t t, int64_t off);
 void bench_store(void *base, udnnDataType_t t, int64_t off, double v);
 
 /* Normwise relative error over the logical elements of two buffers laid
- * out alike; +inf when out has a NaN or ref is all zero. */
+ * out alike; +inf when out has a NaN; an all-zero ref is matched exactly
+ * (0 or +inf). */
 double bench_rel_error(const void *out, const void *ref, udnnDataType_t t, int rank,
                        const int dims[], const int64_t strides[]);
 
