@@ -32,11 +32,10 @@
  *
  * Numerics: sums of x are shifted by a member of the feature (x - K), so a
  * mean far from 0 against the spread loses nothing to cancellation; they
- * accumulate in double for FLOAT and DOUBLE (a mean near 0 is a small
- * remainder of them, yet saved to float's tolerance), in float for HALF
- * and BFLOAT16, and the partials are combined in double. The apply pass
- * subtracts the mean as a pair (hi, lo) of the compute type; FLOAT's
- * backward applies in double (see bn_acc). Every sum has a fixed order:
+ * accumulate in double for every type (a mean near 0 is a small remainder
+ * of them, yet saved to float's tolerance), and the partials are combined
+ * in double. The apply pass subtracts the mean as a pair (hi, lo) of the
+ * compute type; FLOAT's backward applies in double (see bn_acc). Every sum has a fixed order:
  * the same bits on every run. y may be x, and dx may be dy or x: statistics
  * are complete before pass 3, which reads each element just before its
  * own write. */
@@ -52,13 +51,10 @@ template <> struct bn_param<double> {
     typedef double P;
 };
 
-/* The type of pass 1's sums: double for FLOAT (a batch mean near 0 is a
- * small remainder of large sums, and must still meet float's tolerance),
- * the compute type otherwise. */
+/* The type of pass 1's sums: double for every type (a batch mean near 0
+ * is a small remainder of large sums, and must still meet the tolerance of
+ * the FLOAT statistics, HALF and BFLOAT16 data's too). */
 template <class T> struct bn_sum {
-    typedef typename io<T>::C S;
-};
-template <> struct bn_sum<float> {
     typedef double S;
 };
 
@@ -865,9 +861,11 @@ static udnnStatus_t bn_statistics(const udnn_gpu_context *c, const udnn_bn_probl
     typedef typename bn_sum<T>::S S;
     const size_t coef_bytes = bn_align((size_t)BN_NCOEF * g->F * sizeof(C));
     const size_t shift_bytes = bn_align((size_t)g->F * sizeof(S));
-    /* pass 1 walks items: single members, or 16-byte vectors of them */
+    /* pass 1 walks items: single members, or 16-byte vectors of them (with
+     * 32-bit indices only: the 64-bit kernel reads one member per item) */
     bn_geom items = *g;
-    const int vec = bn_vector_members(g, p->x_ptr, BWD ? p->dy_ptr : NULL, sizeof(T));
+    const int vec = bn_small(g->F * g->M) &&
+                    bn_vector_members(g, p->x_ptr, BWD ? p->dy_ptr : NULL, sizeof(T));
     if (vec) {
         const int V = 16 / sizeof(T), last = g->ms.nd - 1;
         items.ms.dim[last] /= V;

@@ -22,10 +22,10 @@
  * team per set. The parameter pass runs first since dx may be x's or dy's
  * buffer.
  *
- * HALF and BFLOAT16 compute and accumulate in float, DOUBLE in double;
- * FLOAT computes in float but sums the forward statistics and runs the
- * backward dx pass in double (see nm_wide). Each set's statistics are
- * finished in double. Every sum has a fixed order. */
+ * HALF and BFLOAT16 compute in float, DOUBLE in double; every type sums
+ * the forward statistics in double, and FLOAT runs the backward dx pass in
+ * double (see nm_wide). Each set's statistics are finished in double.
+ * Every sum has a fixed order. */
 #include "cuda/kernels.h"
 
 /* ---- types and index spaces ----------------------------------------------------------- */
@@ -291,9 +291,10 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd(nm_fwd_args<T> a)
 {
     typedef typename io<T>::C C;
     typedef typename nm_param<T>::P P;
-    /* sums in double for FLOAT: a mean near 0 is a small remainder of
-     * them, yet saved to float's tolerance */
-    typedef typename nm_wide<T>::W S;
+    /* sums in double for every type: a mean near 0 is a small remainder
+     * of them, yet saved to the tolerance of FLOAT statistics (HALF and
+     * BFLOAT16 data's too) */
+    typedef double S;
     __shared__ S red[NM_RED_SLOTS];
     const int tx = threadIdx.x, tw = blockDim.x;
     const int64_t set = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
