@@ -27,32 +27,6 @@
 
 /* ---- layout ------------------------------------------------------------- */
 
-/* 1 when t's elements fill [0, count) of its buffer: its dims, in some
- * order, have the packed strides. Size-1 dims may have any stride. */
-static int packed(const udnn_tensor *t)
-{
-    int taken[UDNN_DIM_MAX] = {0}, need = 0, got = 0;
-    for (int i = 0; i < t->rank; i++) need += t->dims[i] > 1;
-    for (int64_t expect = 1; got < need;) {
-        int found = -1;
-        for (int i = 0; i < t->rank && found < 0; i++)
-            if (!taken[i] && t->dims[i] > 1 && t->strides[i] == expect) found = i;
-        if (found < 0) return 0;
-        taken[found] = 1;
-        expect *= t->dims[found];
-        got++;
-    }
-    return 1;
-}
-
-/* 1 when b's elements sit where a's of the same index do (dims agree). */
-static int same_layout(const udnn_tensor *a, const udnn_tensor *b)
-{
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] > 1 && a->strides[i] != b->strides[i]) return 0;
-    return 1;
-}
-
 static int64_t count_of(const udnn_tensor *t)
 {
     int64_t n = 1;
@@ -252,7 +226,7 @@ static int fwd_applicable(const void *problem, const char **why)
         *why = "data type is not FLOAT";
         return 0;
     }
-    if (!packed(&p->x) || !same_layout(&p->x, &p->y)) {
+    if (!fast_packed_from(&p->x, 0) || !fast_same_layout_from(&p->x, &p->y, 0)) {
         *why = "x and y are not packed in one layout";
         return 0;
     }
@@ -267,7 +241,8 @@ static int bwd_applicable(const void *problem, const char **why)
         *why = "data type is not FLOAT";
         return 0;
     }
-    if (!packed(&p->x) || !same_layout(&p->x, &p->dy) || !same_layout(&p->x, &p->dx)) {
+    if (!fast_packed_from(&p->x, 0) || !fast_same_layout_from(&p->x, &p->dy, 0) ||
+        !fast_same_layout_from(&p->x, &p->dx, 0)) {
         *why = "x, dy and dx are not packed in one layout";
         return 0;
     }

@@ -28,31 +28,6 @@ static int64_t positions(const udnn_tensor *t)
     return s;
 }
 
-/* 1 when dims 1.. of t fill a gapless block of positions * C elements. */
-static int block_packed(const udnn_tensor *t)
-{
-    int taken[UDNN_DIM_MAX] = {0}, need = 0, got = 0;
-    for (int i = 1; i < t->rank; i++) need += t->dims[i] > 1;
-    for (int64_t expect = 1; got < need;) {
-        int found = -1;
-        for (int i = 1; i < t->rank && found < 0; i++)
-            if (!taken[i] && t->dims[i] > 1 && t->strides[i] == expect) found = i;
-        if (found < 0) return 0;
-        taken[found] = 1;
-        expect *= t->dims[found];
-        got++;
-    }
-    return 1;
-}
-
-/* 1 when b's dims after N sit where a's do. */
-static int same_block_layout(const udnn_tensor *a, const udnn_tensor *b)
-{
-    for (int i = 1; i < a->rank; i++)
-        if (a->dims[i] > 1 && a->strides[i] != b->strides[i]) return 0;
-    return 1;
-}
-
 /* Where group g starts in t, and the stride between its members. */
 static int64_t group_base(const udnn_tensor *t, udnnSoftmaxMode_t mode, int64_t g,
                           int64_t *step)
@@ -88,8 +63,8 @@ static int check_tensors(const udnn_softmax_problem *p, const udnn_tensor *first
         return 0;
     }
     if (p->mode == UDNN_SOFTMAX_MODE_CHANNEL) return 1;
-    if (!block_packed(first) || !same_block_layout(first, second) ||
-        (third != NULL && !same_block_layout(first, third))) {
+    if (!fast_packed_from(first, 1) || !fast_same_layout_from(first, second, 1) ||
+        (third != NULL && !fast_same_layout_from(first, third, 1))) {
         *why = "INSTANCE mode needs the dims after N packed, in one layout for every tensor";
         return 0;
     }
