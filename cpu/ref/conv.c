@@ -3,7 +3,9 @@
  *
  * Every kernel gathers: it loops over the elements of its output and sums,
  * in double, every product that reaches that element, so each output is
- * written once and blended once. Tensors are n, c, d, h, w (see
+ * written once and blended once. Outputs are independent, so they are
+ * computed in parallel (UDNN_VERIFY re-runs whole training runs here) with
+ * the same result on any number of threads. Tensors are n, c, d, h, w (see
  * backends/backend.h); the geometry of output position o and filter tap t
  * in one spatial dim is  in = o * stride - pad + t * dilation.  In
  * CONVOLUTION mode tap t multiplies the filter element extent - 1 - t. */
@@ -68,21 +70,21 @@ static int64_t out_channels_per_group(const udnn_conv_problem *p)
     return p->w.dims[0] / p->groups;
 }
 
-/* conv(x, w) at y's element (n, k, o). */
+/* conv(x, w) at y's element (n, k, o). The channel loop is innermost so
+ * that the tap's geometry is worked out once for all channels. */
 static double forward_sum(const udnn_conv_problem *p, int64_t n, int64_t k, const int64_t o[3])
 {
     const int64_t cpg = p->w.dims[1], g = k / out_channels_per_group(p);
     double acc = 0.0;
-    for (int64_t c = 0; c < cpg; c++) {
-        int64_t tap[3] = {0, 0, 0}, in[3];
-        do {
-            if (!input_at(p, o, tap, in)) continue;
-            double xv = ref_load(p->x_ptr, p->x.dtype,
-                                 ref_off5(&p->x, n, g * cpg + c, in[0], in[1], in[2]));
-            double wv = ref_load(p->w_ptr, p->w.dtype, filter_off(p, k, c, tap));
-            acc += xv * wv;
-        } while (next_tap(p, tap));
-    }
+    int64_t tap[3] = {0, 0, 0}, in[3];
+    do {
+        if (!input_at(p, o, tap, in)) continue;
+        const int64_t x0 = ref_off5(&p->x, n, g * cpg, in[0], in[1], in[2]);
+        const int64_t w0 = filter_off(p, k, 0, tap);
+        for (int64_t c = 0; c < cpg; c++)
+            acc += ref_load(p->x_ptr, p->x.dtype, x0 + c * p->x.strides[1]) *
+                   ref_load(p->w_ptr, p->w.dtype, w0 + c * p->w.strides[1]);
+    } while (next_tap(p, tap));
     return acc;
 }
 
@@ -91,6 +93,7 @@ static udnnStatus_t run_fwd(void *ctx, const void *problem, void *ws, size_t ws_
     (void)ctx, (void)ws, (void)ws_bytes;
     const udnn_conv_problem *p = problem;
     const int64_t count = ref_count(&p->y);
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < count; i++) {
         int64_t idx[5];
         index5(&p->y, i, idx);
@@ -101,21 +104,22 @@ static udnnStatus_t run_fwd(void *ctx, const void *problem, void *ws, size_t ws_
     return UDNN_STATUS_SUCCESS;
 }
 
-/* The gradient reaching x's element (n, ci, in) from dy through w. */
+/* The gradient reaching x's element (n, ci, in) from dy through w; the
+ * output-channel loop is innermost, as in forward_sum. */
 static double bwd_data_sum(const udnn_conv_problem *p, int64_t n, int64_t ci, const int64_t in[3])
 {
     const int64_t cpg = p->w.dims[1], kpg = out_channels_per_group(p);
     const int64_t g = ci / cpg, c = ci % cpg;
     double acc = 0.0;
-    for (int64_t k = g * kpg; k < (g + 1) * kpg; k++) {
-        int64_t tap[3] = {0, 0, 0}, o[3];
-        do {
-            if (!output_at(p, in, tap, o)) continue;
-            double dy = ref_load(p->y_ptr, p->y.dtype, ref_off5(&p->y, n, k, o[0], o[1], o[2]));
-            double wv = ref_load(p->w_ptr, p->w.dtype, filter_off(p, k, c, tap));
-            acc += dy * wv;
-        } while (next_tap(p, tap));
-    }
+    int64_t tap[3] = {0, 0, 0}, o[3];
+    do {
+        if (!output_at(p, in, tap, o)) continue;
+        const int64_t y0 = ref_off5(&p->y, n, g * kpg, o[0], o[1], o[2]);
+        const int64_t w0 = filter_off(p, g * kpg, c, tap);
+        for (int64_t k = 0; k < kpg; k++)
+            acc += ref_load(p->y_ptr, p->y.dtype, y0 + k * p->y.strides[1]) *
+                   ref_load(p->w_ptr, p->w.dtype, w0 + k * p->w.strides[0]);
+    } while (next_tap(p, tap));
     return acc;
 }
 
@@ -124,6 +128,7 @@ static udnnStatus_t run_bwd_data(void *ctx, const void *problem, void *ws, size_
     (void)ctx, (void)ws, (void)ws_bytes;
     const udnn_conv_problem *p = problem;
     const int64_t count = ref_count(&p->x);
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < count; i++) {
         int64_t idx[5];
         index5(&p->x, i, idx);
@@ -134,27 +139,46 @@ static udnnStatus_t run_bwd_data(void *ctx, const void *problem, void *ws, size_
     return UDNN_STATUS_SUCCESS;
 }
 
+/* The output positions [lo, hi) of spatial dim j that read an input
+ * position (not padding) through tap t: 0 <= o * stride - pad + t * dilation
+ * < extent. */
+static void outputs_reading_input(const udnn_conv_problem *p, int j, int64_t t, int64_t *lo,
+                                  int64_t *hi)
+{
+    const int64_t s = p->stride[j], shift = t * p->dilation[j] - p->pad[j];
+    const int64_t first = shift >= 0 ? 0 : (-shift + s - 1) / s;
+    const int64_t last = p->x.dims[2 + j] - 1 - shift; /* o * s <= last */
+    *lo = first;
+    *hi = last < 0 ? 0 : last / s + 1;
+    if (*hi > p->y.dims[2 + j]) *hi = p->y.dims[2 + j];
+    if (*hi < *lo) *hi = *lo;
+}
+
 /* The gradient reaching w's element (k, c, f): every output of channel k
  * times the input its tap read. */
 static double bwd_filter_sum(const udnn_conv_problem *p, int64_t k, int64_t c, const int64_t f[3])
 {
     const int64_t cpg = p->w.dims[1], g = k / out_channels_per_group(p);
-    int64_t tap[3];
-    for (int j = 0; j < 3; j++) /* the flip is its own inverse */
+    int64_t tap[3], lo[3], hi[3];
+    for (int j = 0; j < 3; j++) { /* the flip is its own inverse */
         tap[j] = p->mode == UDNN_CONVOLUTION ? p->w.dims[2 + j] - 1 - f[j] : f[j];
+        outputs_reading_input(p, j, tap[j], &lo[j], &hi[j]);
+    }
     double acc = 0.0;
     for (int64_t n = 0; n < p->y.dims[0]; n++)
-        for (int64_t od = 0; od < p->y.dims[2]; od++)
-            for (int64_t oh = 0; oh < p->y.dims[3]; oh++)
-                for (int64_t ow = 0; ow < p->y.dims[4]; ow++) {
-                    const int64_t o[3] = {od, oh, ow};
-                    int64_t in[3];
-                    if (!input_at(p, o, tap, in)) continue;
-                    double dy = ref_load(p->y_ptr, p->y.dtype, ref_off5(&p->y, n, k, od, oh, ow));
-                    double xv = ref_load(p->x_ptr, p->x.dtype,
-                                         ref_off5(&p->x, n, g * cpg + c, in[0], in[1], in[2]));
-                    acc += dy * xv;
-                }
+        for (int64_t od = lo[0]; od < hi[0]; od++)
+            for (int64_t oh = lo[1]; oh < hi[1]; oh++) {
+                /* the row of outputs (od, oh, lo[2]..) and the inputs they read */
+                const int64_t o[3] = {od, oh, lo[2]};
+                int64_t in[3];
+                input_at(p, o, tap, in); /* inside x: o lies in [lo, hi) */
+                const int64_t y0 = ref_off5(&p->y, n, k, od, oh, lo[2]);
+                const int64_t x0 = ref_off5(&p->x, n, g * cpg + c, in[0], in[1], in[2]);
+                const int64_t x_step = p->stride[2] * p->x.strides[4];
+                for (int64_t i = 0; i < hi[2] - lo[2]; i++)
+                    acc += ref_load(p->y_ptr, p->y.dtype, y0 + i * p->y.strides[4]) *
+                           ref_load(p->x_ptr, p->x.dtype, x0 + i * x_step);
+            }
     return acc;
 }
 
@@ -163,6 +187,7 @@ static udnnStatus_t run_bwd_filter(void *ctx, const void *problem, void *ws, siz
     (void)ctx, (void)ws, (void)ws_bytes;
     const udnn_conv_problem *p = problem;
     const int64_t count = ref_count(&p->w);
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < count; i++) {
         int64_t idx[5];
         index5(&p->w, i, idx);
@@ -198,6 +223,7 @@ static udnnStatus_t run_bias_act(void *ctx, const void *problem, void *ws, size_
     (void)ctx, (void)ws, (void)ws_bytes;
     const udnn_conv_problem *p = problem;
     const int64_t count = ref_count(&p->y);
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < count; i++) {
         int64_t idx[5];
         index5(&p->y, i, idx);

@@ -93,9 +93,10 @@ static udnnStatus_t pool_fwd_run(void *ctx, const void *problem, void *workspace
     (void)workspace_bytes;
     const udnn_pool_problem *p = problem;
     const udnn_tensor *y = &p->y;
-    int64_t o[3];
+#pragma omp parallel for collapse(2) schedule(static)
     for (int64_t n = 0; n < y->dims[0]; n++)
-        for (int64_t c = 0; c < y->dims[1]; c++)
+        for (int64_t c = 0; c < y->dims[1]; c++) {
+            int64_t o[3];
             for (o[0] = 0; o[0] < y->dims[2]; o[0]++)
                 for (o[1] = 0; o[1] < y->dims[3]; o[1]++)
                     for (o[2] = 0; o[2] < y->dims[4]; o[2]++) {
@@ -110,6 +111,7 @@ static udnnStatus_t pool_fwd_run(void *ctx, const void *problem, void *workspace
                         ref_blend(p->out_ptr, y->dtype, ref_off5(y, n, c, o[0], o[1], o[2]), v,
                                   p->alpha, p->beta);
                     }
+        }
     return UDNN_STATUS_SUCCESS;
 }
 
@@ -157,15 +159,17 @@ static udnnStatus_t pool_bwd_run(void *ctx, const void *problem, void *workspace
     (void)workspace_bytes;
     const udnn_pool_problem *p = problem;
     const udnn_tensor *dx = &p->dx;
-    int64_t in[3];
+#pragma omp parallel for collapse(2) schedule(static)
     for (int64_t n = 0; n < dx->dims[0]; n++)
-        for (int64_t c = 0; c < dx->dims[1]; c++)
+        for (int64_t c = 0; c < dx->dims[1]; c++) {
+            int64_t in[3];
             for (in[0] = 0; in[0] < dx->dims[2]; in[0]++)
                 for (in[1] = 0; in[1] < dx->dims[3]; in[1]++)
                     for (in[2] = 0; in[2] < dx->dims[4]; in[2]++)
                         ref_blend(p->out_ptr, dx->dtype,
                                   ref_off5(dx, n, c, in[0], in[1], in[2]),
                                   gather_grad(p, n, c, in), p->alpha, p->beta);
+        }
     return UDNN_STATUS_SUCCESS;
 }
 
