@@ -425,26 +425,27 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_bwd(nm_bwd_args<T> a)
 
 /* Per parameter f and member slice: sum dy * xhat and sum dy. */
 template <class T> struct nm_grad_args {
-    typedef typename io<T>::C C;
     typedef typename nm_param<T>::P P;
     nm_space feat, memb;
     int64_t F, M, chunk;
     const T *x, *dy;
     const P *mean, *inv; /* mean NULL for RMS */
-    C *partial;          /* [split][2][F]; NULL: one split, straight to the output */
+    double *partial;     /* [split][2][F]; NULL: one split, straight to the output */
     P *dscale, *dbias;   /* dbias nullable */
 };
 
 /* blockDim (FT, BY), FT * BY == UDNN_GPU_BLOCK; grid (F / FT, splits).
- * Lanes of one parameter are added in a fixed tree. */
+ * Lanes of one parameter are added in a fixed tree. The sums run in double
+ * for every type: dy's terms cancel, so a float sum of a half tensor's
+ * dscale missed 1e-5. */
 template <class T, class I>
 __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
 {
     typedef typename io<T>::C C;
-    __shared__ C red[2][UDNN_GPU_BLOCK];
+    __shared__ double red[2][UDNN_GPU_BLOCK];
     const int ft = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
     const int64_t f = (int64_t)blockIdx.x * ft + tx;
-    C ds = C(0), db = C(0);
+    double ds = 0.0, db = 0.0;
     if (f < a.F) {
         int64_t fo[NM_SLOTS];
         nm_offsets<I, NM_SLOTS>(a.feat, (I)f, fo);
@@ -468,8 +469,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
             }
 #pragma unroll
             for (int u = 0; u < 2; u++) {
-                ds += gv[u] * ((xv[u] - mv[u]) * iv[u]);
-                db += gv[u];
+                ds += (double)(gv[u] * ((xv[u] - mv[u]) * iv[u]));
+                db += (double)gv[u];
             }
         }
     }
@@ -510,8 +511,8 @@ __global__ void __launch_bounds__(NM_FIN_LANES *NM_FIN_ROWS) nm_grad_finish(nm_g
     double ds = 0.0, db = 0.0;
     if (f < a.F)
         for (int64_t s = tx; s < splits; s += NM_FIN_LANES) {
-            ds += (double)a.partial[(s * 2) * a.F + f];
-            db += (double)a.partial[(s * 2 + 1) * a.F + f];
+            ds += a.partial[(s * 2) * a.F + f];
+            db += a.partial[(s * 2 + 1) * a.F + f];
         }
     red[0][ty][tx] = ds;
     red[1][ty][tx] = db;
@@ -618,7 +619,6 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
 template <class T> static udnnStatus_t nm_param_grads(const udnn_gpu_context *c,
                                                       const udnn_norm_problem *p, const nm_geom *g)
 {
-    typedef typename io<T>::C C;
     typedef typename nm_param<T>::P P;
     nm_grad_args<T> a;
     memset(&a, 0, sizeof a);
@@ -644,7 +644,7 @@ template <class T> static udnnStatus_t nm_param_grads(const udnn_gpu_context *c,
     const int64_t by_work = (a.M + 16 * by - 1) / (16 * by);
     if (splits > by_work) splits = by_work;
     if (splits > 65535) splits = 65535;
-    const size_t per_split = (size_t)2 * a.F * sizeof(C);
+    const size_t per_split = (size_t)2 * a.F * sizeof(double);
     if (per_split > 0 && splits > (int64_t)(c->scratch_bytes / per_split))
         splits = (int64_t)(c->scratch_bytes / per_split);
     if (splits < 1) splits = 1;
@@ -652,7 +652,7 @@ template <class T> static udnnStatus_t nm_param_grads(const udnn_gpu_context *c,
     if (a.chunk < 1) a.chunk = 1;
     splits = (a.M + a.chunk - 1) / a.chunk;
     if (splits < 1) splits = 1;
-    a.partial = splits > 1 ? (C *)c->scratch : NULL;
+    a.partial = splits > 1 ? (double *)c->scratch : NULL;
 
     const dim3 block((unsigned)ft, (unsigned)by), grid((unsigned)fblocks, (unsigned)splits);
     if (nm_small(a.F * a.M)) nm_grad<T, uint32_t><<<grid, block, 0, c->stream>>>(a);

@@ -31,7 +31,10 @@
  * number, without it any number beats a NaN), so any tree gives the
  * sequential reference's answer: the first NaN, the first extreme, or NaN
  * at index 0 for an all-NaN group. The arithmetic ops accumulate in the
- * compute type (double for DOUBLE data or compType DOUBLE, else float).
+ * compute type (double for DOUBLE data or compType DOUBLE, else float),
+ * except that sums (ADD, AVG) always accumulate in double: their terms may
+ * cancel, which leaves a float sum no bound relative to the result (a
+ * 9-element average missed 1e-5), and the kernel is bound by memory.
  *
  * c may be a's buffer only when nothing is reduced (core checks): every
  * output is then read and written by one thread. */
@@ -565,7 +568,8 @@ static udnnStatus_t reduce_arith(const udnn_gpu_context *c, const udnn_reduce_pr
 {
     typedef typename io<T>::C C;
     /* DOUBLE data computes in DOUBLE (core checks), so C == double there */
-    if (p->compute_type == UDNN_DATA_DOUBLE && sizeof(C) != sizeof(double))
+    const bool is_sum = OP == UDNN_REDUCE_TENSOR_ADD || OP == UDNN_REDUCE_TENSOR_AVG;
+    if ((is_sum || p->compute_type == UDNN_DATA_DOUBLE) && sizeof(C) != sizeof(double))
         return reduce_plan<T, double, OP>(c, p);
     return reduce_plan<T, C, OP>(c, p);
 }
