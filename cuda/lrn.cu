@@ -1,22 +1,49 @@
 /* lrn.cu - cross-channel LRN forward and backward, FLOAT, DOUBLE, HALF and
- * BFLOAT16, 4-D and 5-D, any strides, alpha/beta blending, in place.
+ * BFLOAT16, 3-D to 5-D, any strides, alpha/beta blending, in place.
  * Semantics mirror cpu/ref/lrn.c: channel c's window is c - behind ...
  * c + ahead clipped to [0, C), behind = floor((n-1)/2), ahead = n-1-behind,
  *   s_c = k + alpha/n * sum of x^2 over the window,
  *   forward:  y_c = x_c * s_c^-beta,
  *   backward: dx_i = dy_i * s_i^-beta - 2*alpha*beta/n * x_i *
  *                    sum over j = i-ahead ... i+behind of dy_j * y_j / s_j.
+ * Channels outside [0, C) read as x = dy = y = 0, which is the clipping:
+ * they add nothing to a sum of squares, and dy_j * y_j / s_j is 0 there.
  *
- * Fast path (every tensor with one set of strides and the positions after C
- * packed, as NCHW and NHWC): a block takes a tile of positions across all
- * of C into shared memory, reading each element once, coalesced along
- * positions (NCHW) or channels (NHWC), and computes every element of the
- * tile from there. A tile is read whole before any of it is written, and
- * blocks own disjoint positions, so an output may be an input's buffer.
+ * The fast paths need every tensor with one set of strides and the
+ * positions after C packed (position p at p * ps). Both are bound by DRAM
+ * bandwidth, not by waiting: they read every input element from DRAM once
+ * and write every output once, with no shared memory and (but in place) no
+ * barrier, so every warp keeps its loads in flight.
  *
- * Other layouts, or C too large for a tile: a thread per column (n,
- * position) walks C as the reference does, loading each channel once into
- * a small ring so that writing channel c never precedes a read of it. */
+ * walk (channels strided, as NCHW): a thread takes P adjacent positions
+ * (one 16-byte, or 8 for 16-bit types, vector per channel when ps == 1) and
+ * walks C, or a segment of it, U channels at a time, keeping in registers
+ * the channels its windows still need and loading the next U channels
+ * before computing these U. A warp's loads are coalesced along positions.
+ * Forward keeps x of c - behind ... c + U - 1 + ahead; backward computes
+ * s_j, dy_j * y_j / s_j and dy_j * s_j^-beta once per channel, `behind`
+ * channels behind the loads, and dx `ahead` channels behind those. A thread
+ * owns its columns, reading channel c before writing it, so an output may
+ * be an input's buffer. A thread's walk is long, so the threads of one wave
+ * end together: with the columns too few for the device to keep enough
+ * loads in flight, or with a last wave far from full, the channels split
+ * into segments (never in place), each thread loading its segment's halo.
+ *
+ * chan (channels contiguous, as NHWC): a thread takes V adjacent channels
+ * (16 bytes) of one position, loading the neighbouring vectors its windows
+ * reach (L1 hits: neighbouring lanes load them too); backward computes s
+ * and dy * y / s for the V + n - 1 channels its dx need. In place, blocks
+ * hold whole columns and a barrier between the loads and the stores keeps
+ * every neighbour's read ahead of the write.
+ *
+ * The window is a template cap: exactly 5 (the common size, no masks), up
+ * to 5, up to 16, the taps of the actual n masked at run time. s^-beta
+ * goes through lrn_pow_neg as ever; dy * y / s through lrn_div.
+ *
+ * Other layouts, or in place where chan's blocks cannot hold whole
+ * columns: a thread per column (n, position) walks C as the reference does,
+ * loading each channel once into a small ring so that writing channel c
+ * never precedes a read of it. */
 #include <math.h>
 
 #include "cuda/kernels.h"
@@ -41,6 +68,19 @@ __device__ __forceinline__ double lrn_pow_neg(double s, double beta)
     return pow(s, -beta);
 }
 
+/* a / s for the backward's dy * y / s (s >= k > 0): in float by reciprocal
+ * and multiply (error 2 ulp for s below 2^126, where LRN's scales sit; 0
+ * above, as a finite / inf is), a third of IEEE division's instructions;
+ * exact division in double. */
+__device__ __forceinline__ float lrn_div(float a, float s)
+{
+    return __fdividef(a, s);
+}
+__device__ __forceinline__ double lrn_div(double a, double s)
+{
+    return a / s;
+}
+
 template <class T>
 __device__ __forceinline__ void lrn_store(T *out, typename io<T>::C v,
                                           const lrn_cfg<typename io<T>::C> &f)
@@ -51,131 +91,387 @@ __device__ __forceinline__ void lrn_store(T *out, typename io<T>::C v,
     *out = io<T>::st(r);
 }
 
-/* ---- the tile kernels ----------------------------------------------------------------- */
+/* ---- vectors of P adjacent elements -------------------------------------------------- */
+
+template <class T, int P> struct alignas(P * sizeof(T)) lrn_vec {
+    T v[P];
+};
+
+/* The vector at p, or zeros when !ok (p is not read then). */
+template <class T, int P> __device__ __forceinline__ lrn_vec<T, P> lrn_ld(const T *p, bool ok)
+{
+    lrn_vec<T, P> r;
+    if (ok) {
+        r = *(const lrn_vec<T, P> *)p;
+    } else {
+#pragma unroll
+        for (int k = 0; k < P; k++) r.v[k] = io<T>::st(typename io<T>::C(0));
+    }
+    return r;
+}
+
+template <class T, int P>
+__device__ __forceinline__ void lrn_cvt(const lrn_vec<T, P> &v, typename io<T>::C (&out)[P])
+{
+#pragma unroll
+    for (int k = 0; k < P; k++) out[k] = io<T>::ld(v.v[k]);
+}
+
+/* out[0..P) = alpha * v + beta * out, out not read when beta is 0. */
+template <class T, int P>
+__device__ __forceinline__ void lrn_put(T *out, const typename io<T>::C (&v)[P],
+                                        const lrn_cfg<typename io<T>::C> &f)
+{
+    typedef typename io<T>::C C;
+    lrn_vec<T, P> o;
+    if (f.beta_blend != C(0)) {
+        const lrn_vec<T, P> old = *(const lrn_vec<T, P> *)out;
+#pragma unroll
+        for (int k = 0; k < P; k++) {
+            C r = f.alpha * v[k];
+            r += f.beta_blend * io<T>::ld(old.v[k]);
+            o.v[k] = io<T>::st(r);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < P; k++) o.v[k] = io<T>::st(f.alpha * v[k]);
+    }
+    *(lrn_vec<T, P> *)out = o;
+}
+
+/* The taps of a window of cap NB behind and NA ahead that the actual n
+ * uses: tap d (0 ... NB + NA) is offset d - NB; FULL: n is the cap's
+ * NB + NA + 1, every tap (no masks in the code). */
+template <int NB, int NA, bool FULL>
+__device__ __forceinline__ void lrn_taps(int behind, int ahead, bool (&tap)[NB + NA + 1])
+{
+#pragma unroll
+    for (int d = 0; d <= NB + NA; d++) tap[d] = FULL || (d - NB >= -behind && d - NB <= ahead);
+}
+
+/* The sum of v(d) over the taps in use, in tap order (the reference's
+ * order), starting from the first so that a full window adds no 0. */
+template <int N, class F>
+__device__ __forceinline__ auto lrn_tap_sum(const bool (&tap)[N], F v) -> decltype(v(0))
+{
+    typedef decltype(v(0)) C;
+    C sum = tap[0] ? v(0) : C(0);
+#pragma unroll
+    for (int d = 1; d < N; d++)
+        if (tap[d]) sum += v(d);
+    return sum;
+}
+
+/* ---- walk: a thread per P positions, along the channels -------------------------------- */
+
+/* Block of the walk kernels: small, so that a grid of few columns still
+ * spreads over the multiprocessors. */
+#define LRN_WALK_BLOCK 128
 
 typedef struct {
-    int64_t n, c, s;       /* images, channels, positions per image */
-    int64_t ns, cs, ps;    /* strides of an image, a channel, a position */
-    int64_t tiles_per_image;
-    int tp;                /* positions per tile, a power of two */
-    int log_tp;
-    int c_fast;            /* channels are contiguous: walk them fastest */
-    udnn_gpu_div32 cdiv;          /* by c */
-} lrn_tile;
+    int64_t c;               /* channels */
+    int64_t ns, cs, ps;      /* strides of an image, a channel, a position (0 where the dim is 1) */
+    int64_t groups;          /* groups of P positions per image */
+    int64_t segs, cb;        /* channel segments per column and channels per segment */
+    int64_t items;           /* images * segs * groups */
+    udnn_gpu_fastdiv gdiv;   /* by groups */
+    udnn_gpu_fastdiv sdiv;   /* by segs */
+} lrn_walk;
 
-/* Element e of a tile: its channel and position in the tile, and its slot
- * in a shared array (channels adjacent when c_fast, else positions). */
-__device__ __forceinline__ void lrn_tile_elem(const lrn_tile &a, int e, int &ch, int &pos,
-                                              int &slot)
+/* Item g's image, segment and first position's offset. */
+template <int P>
+__device__ __forceinline__ void lrn_walk_item(const lrn_walk &a, int64_t g, int64_t &off,
+                                              int64_t &c_begin, int64_t &c_end)
 {
-    if (a.c_fast) {
-        pos = (int)udnn_gpu_div32_q(a.cdiv, (uint32_t)e);
-        ch = e - pos * (int)a.c;
-    } else {
-        ch = e >> a.log_tp;
-        pos = e - (ch << a.log_tp);
-    }
-    slot = e;
+    const int64_t q = (int64_t)udnn_gpu_fastdiv_q(a.gdiv, (uint64_t)g);
+    const int64_t grp = g - q * a.groups;
+    const int64_t img = (int64_t)udnn_gpu_fastdiv_q(a.sdiv, (uint64_t)q);
+    const int64_t seg = q - img * a.segs;
+    off = img * a.ns + grp * P * a.ps;
+    c_begin = seg * a.cb;
+    c_end = c_begin + a.cb < a.c ? c_begin + a.cb : a.c;
 }
 
-/* Stride between adjacent channels in a shared array. */
-__device__ __forceinline__ int lrn_tile_cstep(const lrn_tile &a)
-{
-    return a.c_fast ? 1 : a.tp;
-}
-
-/* s for the element in `slot` (channel ch) from the squares of X. */
-template <class C>
-__device__ __forceinline__ C lrn_tile_scale(const lrn_tile &a, const lrn_cfg<C> &f, const C *X,
-                                            int ch, int slot)
-{
-    const int step = lrn_tile_cstep(a);
-    const int lo = ch - f.behind < 0 ? 0 : ch - f.behind;
-    const int hi = ch + f.ahead > (int)a.c - 1 ? (int)a.c - 1 : ch + f.ahead;
-    C sum = C(0);
-    for (int j = lo; j <= hi; j++) {
-        const C v = X[slot + (j - ch) * step];
-        sum += v * v;
-    }
-    return f.k + f.alpha_over_n * sum;
-}
-
-template <class T>
-__global__ void lrn_fwd_tile_kernel(lrn_tile a, const T *x, T *y, lrn_cfg<typename io<T>::C> f)
+/* Forward: X[m] holds x of channel c0 - NB + m for the chunk c0 ... c0+U-1
+ * being written; the next chunk's U channels load before this one's
+ * outputs are computed. */
+template <class T, int P, int U, int NB, int NA, bool FULL>
+__global__ void __launch_bounds__(LRN_WALK_BLOCK)
+    lrn_fwd_walk_kernel(lrn_walk a, const T *x, T *y, lrn_cfg<typename io<T>::C> f)
 {
     typedef typename io<T>::C C;
-    extern __shared__ double lrn_smem[];
-    C *X = (C *)lrn_smem;
-    const int elems = (int)a.c * a.tp;
-    const int64_t tiles = a.n * a.tiles_per_image;
-    for (int64_t b = blockIdx.x; b < tiles; b += gridDim.x) {
-        const int64_t img = b / a.tiles_per_image;
-        const int64_t p0 = (b - img * a.tiles_per_image) * a.tp;
-        const int64_t base = img * a.ns + p0 * a.ps;
-        __syncthreads(); /* the previous tile is done with X */
-        for (int e = threadIdx.x; e < elems; e += blockDim.x) {
-            int ch, pos, slot;
-            lrn_tile_elem(a, e, ch, pos, slot);
-            X[slot] = p0 + pos < a.s ? io<T>::ld(x[base + ch * a.cs + pos * a.ps]) : C(0);
+    enum { W = NB + NA };
+    bool tap[W + 1];
+    lrn_taps<NB, NA, FULL>(f.behind, f.ahead, tap);
+    UDNN_GPU_GRID_STRIDE_LOOP(g, a.items)
+    {
+        int64_t off, c_begin, c_end;
+        lrn_walk_item<P>(a, g, off, c_begin, c_end);
+        const int64_t x_end = c_end + NA < a.c ? c_end + NA : a.c; /* channels read: < x_end */
+        const T *xp = x + off;
+        T *yp = y + off;
+        C X[U + W][P];
+        const T *xq = xp + (c_begin - NB) * a.cs; /* channel c_begin - NB, then onwards */
+#pragma unroll
+        for (int m = 0; m < W; m++, xq += a.cs) {
+            const int64_t ch = c_begin - NB + m;
+            lrn_cvt<T, P>(lrn_ld<T, P>(xq, ch >= 0 && ch < x_end), X[m]);
         }
-        __syncthreads();
-        for (int e = threadIdx.x; e < elems; e += blockDim.x) {
-            int ch, pos, slot;
-            lrn_tile_elem(a, e, ch, pos, slot);
-            if (p0 + pos >= a.s) continue;
-            const C s = lrn_tile_scale(a, f, X, ch, slot);
-            lrn_store(y + base + ch * a.cs + pos * a.ps, X[slot] * lrn_pow_neg(s, f.beta), f);
+        lrn_vec<T, P> nx[U];
+#pragma unroll
+        for (int u = 0; u < U; u++, xq += a.cs) nx[u] = lrn_ld<T, P>(xq, c_begin + NA + u < x_end);
+        T *yq = yp + c_begin * a.cs;
+        for (int64_t c0 = c_begin; c0 < c_end; c0 += U) {
+#pragma unroll
+            for (int u = 0; u < U; u++) lrn_cvt<T, P>(nx[u], X[W + u]);
+#pragma unroll
+            for (int u = 0; u < U; u++, xq += a.cs)
+                nx[u] = lrn_ld<T, P>(xq, c0 + U + NA + u < x_end);
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                C r[P];
+#pragma unroll
+                for (int k = 0; k < P; k++) {
+                    const C sum =
+                        lrn_tap_sum(tap, [&](int d) { return X[u + d][k] * X[u + d][k]; });
+                    r[k] = X[u + NB][k] * lrn_pow_neg(f.k + f.alpha_over_n * sum, f.beta);
+                }
+                if (c0 + u < c_end) lrn_put<T, P>(yq, r, f);
+                yq += a.cs;
+            }
+#pragma unroll
+            for (int m = 0; m < W; m++)
+#pragma unroll
+                for (int k = 0; k < P; k++) X[m][k] = X[m + U][k];
         }
     }
 }
 
-template <class T>
-__global__ void lrn_bwd_tile_kernel(lrn_tile a, const T *x, const T *y, const T *dy, T *dx,
-                                    lrn_cfg<typename io<T>::C> f)
+/* Backward, for the chunk c0 ... c0+U-1 being written:
+ *   X[m] = x of channel c0 + m,
+ *   R[m] = dy * y / s of channel c0 - NA + m,
+ *   D[m] = dy * s^-beta of channel c0 + m;
+ * a chunk computes s for channels c0 + NB ... (the last R and D) from X,
+ * then dx for c0 ... from R. The walk starts KW chunks before its segment
+ * so that the first written chunk finds R and D complete. */
+template <class T, int P, int U, int NB, int NA, bool FULL>
+__global__ void __launch_bounds__(LRN_WALK_BLOCK)
+    lrn_bwd_walk_kernel(lrn_walk a, const T *x, const T *y, const T *dy, T *dx,
+                        lrn_cfg<typename io<T>::C> f)
 {
     typedef typename io<T>::C C;
-    extern __shared__ double lrn_smem[];
-    const int elems = (int)a.c * a.tp;
-    C *X = (C *)lrn_smem;
-    C *D = X + elems; /* y, then dy * s^-beta */
-    C *G = D + elems; /* dy */
-    C *R = G + elems; /* dy * y / s */
-    const int64_t tiles = a.n * a.tiles_per_image;
-    for (int64_t b = blockIdx.x; b < tiles; b += gridDim.x) {
-        const int64_t img = b / a.tiles_per_image;
-        const int64_t p0 = (b - img * a.tiles_per_image) * a.tp;
-        const int64_t base = img * a.ns + p0 * a.ps;
-        __syncthreads(); /* the previous tile is done with the arrays */
-        for (int e = threadIdx.x; e < elems; e += blockDim.x) {
-            int ch, pos, slot;
-            lrn_tile_elem(a, e, ch, pos, slot);
-            const bool in = p0 + pos < a.s;
-            const int64_t off = base + ch * a.cs + pos * a.ps;
-            X[slot] = in ? io<T>::ld(x[off]) : C(0);
-            D[slot] = in ? io<T>::ld(y[off]) : C(0);
-            G[slot] = in ? io<T>::ld(dy[off]) : C(0);
+    enum { W = NB + NA, KW = (W + U - 1) / U };
+    bool tap[W + 1], rtap[W + 1];
+    lrn_taps<NB, NA, FULL>(f.behind, f.ahead, tap);
+    lrn_taps<NA, NB, FULL>(f.ahead, f.behind, rtap); /* offsets -NA ... NB: j - i */
+    UDNN_GPU_GRID_STRIDE_LOOP(g, a.items)
+    {
+        int64_t off, c_begin, c_end;
+        lrn_walk_item<P>(a, g, off, c_begin, c_end);
+        const int64_t x_end = c_end + W < a.c ? c_end + W : a.c;
+        const int64_t r_end = c_end + NB < a.c ? c_end + NB : a.c;
+        const int64_t c_start = c_begin - KW * U;
+        /* x from channel c_start, y and dy from c_start + NB, dx from c_start */
+        const T *xq = x + off + c_start * a.cs, *yq = y + off + (c_start + NB) * a.cs,
+                *dyq = dy + off + (c_start + NB) * a.cs;
+        T *dxq = dx + off + c_start * a.cs;
+        C X[U + W][P], R[U + W][P], D[U + NB][P];
+#pragma unroll
+        for (int m = 0; m < W; m++, xq += a.cs) {
+            const int64_t ch = c_start + m;
+            lrn_cvt<T, P>(lrn_ld<T, P>(xq, ch >= 0 && ch < x_end), X[m]);
+#pragma unroll
+            for (int k = 0; k < P; k++) R[m][k] = C(0);
         }
-        __syncthreads();
-        for (int e = threadIdx.x; e < elems; e += blockDim.x) {
-            int ch, pos, slot;
-            lrn_tile_elem(a, e, ch, pos, slot);
-            const C s = lrn_tile_scale(a, f, X, ch, slot);
-            R[slot] = G[slot] * D[slot] / s;
-            D[slot] = G[slot] * lrn_pow_neg(s, f.beta);
+#pragma unroll
+        for (int m = 0; m < NB; m++)
+#pragma unroll
+            for (int k = 0; k < P; k++) D[m][k] = C(0);
+        lrn_vec<T, P> nx[U], ny[U], ndy[U];
+#pragma unroll
+        for (int u = 0; u < U; u++, xq += a.cs, yq += a.cs, dyq += a.cs) {
+            const int64_t ch = c_start + W + u, cr = c_start + NB + u;
+            nx[u] = lrn_ld<T, P>(xq, ch >= 0 && ch < x_end);
+            ny[u] = lrn_ld<T, P>(yq, cr >= 0 && cr < r_end);
+            ndy[u] = lrn_ld<T, P>(dyq, cr >= 0 && cr < r_end);
         }
-        __syncthreads();
-        const int step = lrn_tile_cstep(a);
-        for (int e = threadIdx.x; e < elems; e += blockDim.x) {
-            int ch, pos, slot;
-            lrn_tile_elem(a, e, ch, pos, slot);
-            if (p0 + pos >= a.s) continue;
-            const int lo = ch - f.ahead < 0 ? 0 : ch - f.ahead;
-            const int hi = ch + f.behind > (int)a.c - 1 ? (int)a.c - 1 : ch + f.behind;
-            C through = C(0);
-            for (int j = lo; j <= hi; j++) through += R[slot + (j - ch) * step];
-            lrn_store(dx + base + ch * a.cs + pos * a.ps, D[slot] - f.cross * X[slot] * through,
-                      f);
+        for (int64_t c0 = c_start; c0 < c_end; c0 += U) {
+            C Y[U][P], DY[U][P];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                lrn_cvt<T, P>(nx[u], X[W + u]);
+                lrn_cvt<T, P>(ny[u], Y[u]);
+                lrn_cvt<T, P>(ndy[u], DY[u]);
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++, xq += a.cs, yq += a.cs, dyq += a.cs) {
+                const int64_t ch = c0 + U + W + u, cr = c0 + U + NB + u;
+                nx[u] = lrn_ld<T, P>(xq, ch >= 0 && ch < x_end);
+                ny[u] = lrn_ld<T, P>(yq, cr >= 0 && cr < r_end);
+                ndy[u] = lrn_ld<T, P>(dyq, cr >= 0 && cr < r_end);
+            }
+            /* channel j = c0 + NB + u */
+#pragma unroll
+            for (int u = 0; u < U; u++)
+#pragma unroll
+                for (int k = 0; k < P; k++) {
+                    const C sum =
+                        lrn_tap_sum(tap, [&](int d) { return X[u + d][k] * X[u + d][k]; });
+                    const C s = f.k + f.alpha_over_n * sum;
+                    R[W + u][k] = lrn_div(DY[u][k] * Y[u][k], s);
+                    D[NB + u][k] = DY[u][k] * lrn_pow_neg(s, f.beta);
+                }
+            /* channel i = c0 + u */
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                C r[P];
+#pragma unroll
+                for (int k = 0; k < P; k++) {
+                    const C through = lrn_tap_sum(rtap, [&](int e) { return R[u + e][k]; });
+                    r[k] = D[u][k] - f.cross * X[u][k] * through;
+                }
+                const int64_t i = c0 + u;
+                if (i >= c_begin && i < c_end) lrn_put<T, P>(dxq, r, f);
+                dxq += a.cs;
+            }
+#pragma unroll
+            for (int m = 0; m < W; m++)
+#pragma unroll
+                for (int k = 0; k < P; k++) {
+                    X[m][k] = X[m + U][k];
+                    R[m][k] = R[m + U][k];
+                }
+#pragma unroll
+            for (int m = 0; m < NB; m++)
+#pragma unroll
+                for (int k = 0; k < P; k++) D[m][k] = D[m + U][k];
         }
+    }
+}
+
+/* ---- chan: a thread per V adjacent channels of one position ------------------------------ */
+
+/* The most threads in a chan block (blocks hold whole columns). */
+#define LRN_CHAN_BLOCK 256
+
+typedef struct {
+    int64_t c, s;            /* channels, positions */
+    int64_t ns, ps;          /* strides of an image and a position (0 where the dim is 1) */
+    int64_t cv;              /* vectors per column, c / V */
+    int64_t items;           /* images * s * cv */
+    udnn_gpu_fastdiv cvdiv;  /* by cv */
+    udnn_gpu_fastdiv pdiv;   /* by s */
+} lrn_chan;
+
+/* Item t's offset (of its first channel) and its first channel. */
+template <int V>
+__device__ __forceinline__ void lrn_chan_item(const lrn_chan &a, int64_t t, int64_t &off,
+                                              int64_t &c)
+{
+    const int64_t col = (int64_t)udnn_gpu_fastdiv_q(a.cvdiv, (uint64_t)t);
+    const int64_t img = (int64_t)udnn_gpu_fastdiv_q(a.pdiv, (uint64_t)col);
+    c = (t - col * a.cv) * V;
+    off = img * a.ns + (col - img * a.s) * a.ps + c;
+}
+
+/* Loads the K vectors of channels c + (k - H) * V, k < K, of the column at
+ * p (channel c), zeros outside [0, C). */
+template <class T, int V, int K, int H>
+__device__ __forceinline__ void lrn_chan_load(const T *p, int64_t c, int64_t channels, bool act,
+                                              typename io<T>::C (&out)[K * V])
+{
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int64_t ch = c + (k - H) * V;
+        typename io<T>::C v[V];
+        lrn_cvt<T, V>(lrn_ld<T, V>(p + (k - H) * V, act && ch >= 0 && ch < channels), v);
+#pragma unroll
+        for (int u = 0; u < V; u++) out[k * V + u] = v[u];
+    }
+}
+
+/* Forward: X holds channels c - HB*V ... c + (HA+1)*V - 1. */
+template <class T, int V, int NB, int NA, bool FULL>
+__global__ void __launch_bounds__(LRN_CHAN_BLOCK)
+    lrn_fwd_chan_kernel(lrn_chan a, const T *x, T *y, lrn_cfg<typename io<T>::C> f, bool sync)
+{
+    typedef typename io<T>::C C;
+    enum { W = NB + NA, HB = (NB + V - 1) / V, HA = (NA + V - 1) / V, K = HB + 1 + HA };
+    bool tap[W + 1];
+    lrn_taps<NB, NA, FULL>(f.behind, f.ahead, tap);
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t t0 = (int64_t)blockIdx.x * blockDim.x; t0 < a.items; t0 += step) {
+        const int64_t t = t0 + threadIdx.x;
+        const bool act = t < a.items;
+        int64_t off, c;
+        lrn_chan_item<V>(a, t, off, c);
+        C X[K * V];
+        lrn_chan_load<T, V, K, HB>(x + off, c, a.c, act, X);
+        if (sync) __syncthreads(); /* every read of the block's columns before a write */
+        if (!act) continue;
+        C r[V];
+#pragma unroll
+        for (int u = 0; u < V; u++) {
+            const C sum = lrn_tap_sum(tap, [&](int d) {
+                const C v = X[HB * V + u - NB + d];
+                return v * v;
+            });
+            r[u] = X[HB * V + u] * lrn_pow_neg(f.k + f.alpha_over_n * sum, f.beta);
+        }
+        lrn_put<T, V>(y + off, r, f);
+    }
+}
+
+/* Backward: X holds x of channels c - HX*V ..., G and Y dy and y of
+ * channels c - HR*V ...; s and dy * y / s for the V + W channels
+ * c - NA ... c + V - 1 + NB that the thread's dx need. */
+template <class T, int V, int NB, int NA, bool FULL>
+__global__ void __launch_bounds__(LRN_CHAN_BLOCK)
+    lrn_bwd_chan_kernel(lrn_chan a, const T *x, const T *y, const T *dy, T *dx,
+                        lrn_cfg<typename io<T>::C> f, bool sync)
+{
+    typedef typename io<T>::C C;
+    enum {
+        W = NB + NA,
+        HX = (W + V - 1) / V,
+        KX = 2 * HX + 1,
+        HR = (NA + V - 1) / V,
+        KR = HR + 1 + (NB + V - 1) / V
+    };
+    bool tap[W + 1], rtap[W + 1];
+    lrn_taps<NB, NA, FULL>(f.behind, f.ahead, tap);
+    lrn_taps<NA, NB, FULL>(f.ahead, f.behind, rtap);
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t t0 = (int64_t)blockIdx.x * blockDim.x; t0 < a.items; t0 += step) {
+        const int64_t t = t0 + threadIdx.x;
+        const bool act = t < a.items;
+        int64_t off, c;
+        lrn_chan_item<V>(a, t, off, c);
+        C X[KX * V], G[KR * V], Y[KR * V];
+        lrn_chan_load<T, V, KX, HX>(x + off, c, a.c, act, X);
+        lrn_chan_load<T, V, KR, HR>(dy + off, c, a.c, act, G);
+        lrn_chan_load<T, V, KR, HR>(y + off, c, a.c, act, Y);
+        if (sync) __syncthreads(); /* every read of the block's columns before a write */
+        if (!act) continue;
+        C R[V + W], D[V];
+#pragma unroll
+        for (int jj = 0; jj < V + W; jj++) { /* channel c - NA + jj */
+            const C sum = lrn_tap_sum(tap, [&](int d) {
+                const C v = X[HX * V - NA + jj - NB + d];
+                return v * v;
+            });
+            const C s = f.k + f.alpha_over_n * sum;
+            const C g = G[HR * V - NA + jj];
+            R[jj] = lrn_div(g * Y[HR * V - NA + jj], s);
+            if (jj >= NA && jj < NA + V) D[jj - NA] = g * lrn_pow_neg(s, f.beta);
+        }
+        C r[V];
+#pragma unroll
+        for (int u = 0; u < V; u++) {
+            const C through = lrn_tap_sum(rtap, [&](int e) { return R[u + e]; });
+            r[u] = D[u] - f.cross * X[HX * V + u] * through;
+        }
+        lrn_put<T, V>(dx + off, r, f);
     }
 }
 
@@ -285,8 +581,9 @@ __global__ void lrn_bwd_col_kernel(lrn_cols a, const T *x, const T *y, const T *
 
 /* ---- host side ---------------------------------------------------------------------------- */
 
-/* Shared memory a tile may take without asking for more. */
-#define LRN_TILE_SMEM_MAX (48 << 10)
+/* Chunk of the walks: channels loaded ahead per thread. */
+#define LRN_FWD_U 4
+#define LRN_BWD_U 2
 
 static int64_t lrn_positions(const udnn_tensor *t)
 {
@@ -302,48 +599,55 @@ static int lrn_same_strides(const udnn_tensor *a, const udnn_tensor *b)
     return 1;
 }
 
-/* The tile for tensors sharing t's strides, when the positions after C are
- * packed (position p at p * ps) and a tile of C channels fits in shared
- * memory; `arrays` shared arrays of the compute type per element. */
-static int lrn_tile_of(const udnn_tensor *t, size_t elem_bytes, int arrays, lrn_tile *out,
-                       size_t *smem)
+/* One tensor's geometry when the positions after C are packed (position p
+ * at p * ps); strides of dims of 1 read as 0. */
+typedef struct {
+    int64_t n, c, s, ns, cs, ps;
+} lrn_geom;
+
+static int lrn_geom_of(const udnn_tensor *t, lrn_geom *g)
 {
-    lrn_tile a;
-    memset(&a, 0, sizeof a);
-    a.n = t->dims[0];
-    a.c = t->dims[1];
-    a.s = lrn_positions(t);
-    a.ns = t->strides[0];
-    a.cs = t->strides[1];
-    /* positions after C: packed with the innermost (non-1) dim's stride */
-    a.ps = 1;
+    g->n = t->dims[0];
+    g->c = t->dims[1];
+    g->s = lrn_positions(t);
+    g->ns = g->n > 1 ? t->strides[0] : 0;
+    g->cs = g->c > 1 ? t->strides[1] : 0;
+    g->ps = 0; /* no dim after C above 1: one position */
     int64_t want = 0;
     for (int i = t->rank - 1; i >= 2; i--) {
         if (t->dims[i] == 1) continue;
-        if (want == 0) a.ps = want = t->strides[i];
+        if (want == 0) g->ps = want = t->strides[i];
         if (t->strides[i] != want) return 0;
         want *= t->dims[i];
     }
-    a.c_fast = a.c > 1 && a.cs == 1;
-    /* NCHW tiles read rows of tp positions: at least 32 bytes each unless
-     * an image has fewer positions */
-    int tp = 32;
-    while (tp > 1 && tp / 2 >= a.s) tp /= 2;
-    for (; tp >= 1; tp /= 2) {
-        const size_t bytes = (size_t)arrays * (size_t)a.c * tp * elem_bytes;
-        if (bytes > LRN_TILE_SMEM_MAX) continue;
-        if (!a.c_fast && tp < a.s && tp * elem_bytes < 32) return 0;
-        if (a.c * tp >= ((int64_t)1 << 31)) return 0;
-        a.tp = tp;
-        a.log_tp = 0;
-        while ((1 << a.log_tp) < tp) a.log_tp++;
-        a.tiles_per_image = (a.s + tp - 1) / tp;
-        a.cdiv = udnn_gpu_div32_make((uint32_t)(a.c > 0 ? a.c : 1));
-        *out = a;
-        *smem = bytes;
-        return 1;
-    }
-    return 0;
+    return 1;
+}
+
+/* Bytes from a tensor's first element to past its last. */
+static int64_t lrn_span(const udnn_tensor *t, size_t elem)
+{
+    int64_t last = 0;
+    for (int i = 0; i < t->rank; i++) last += (t->dims[i] - 1) * t->strides[i];
+    return (last + 1) * (int64_t)elem;
+}
+
+/* The output's memory meets an input's (in place). */
+static int lrn_overlaps(const void *out, const udnn_tensor *to, const void *in,
+                        const udnn_tensor *ti, size_t elem)
+{
+    const char *o = (const char *)out, *i = (const char *)in;
+    return o < i + lrn_span(ti, elem) && i < o + lrn_span(to, elem);
+}
+
+/* A tensor's vectors of v elements along the unit-stride dim are aligned:
+ * the pointer, and every stride but the unit one and the count along it. */
+static int lrn_vec_ok(const void *p, size_t elem, int v, const lrn_geom &g, int chan)
+{
+    if (v <= 1) return 1;
+    if ((uintptr_t)p % ((size_t)v * elem) != 0) return 0;
+    if (g.ns % v != 0) return 0;
+    if (chan) return g.c % v == 0 && g.ps % v == 0;
+    return g.s % v == 0 && g.cs % v == 0;
 }
 
 static lrn_cols lrn_cols_of(const udnn_tensor *const *ts, int nt)
@@ -376,25 +680,203 @@ template <class C> static lrn_cfg<C> lrn_cfg_of(const udnn_lrn_problem *p)
     return f;
 }
 
-/* Blocks for the tiles: enough to fill the device, a grid-stride loop
- * beyond. */
-static unsigned lrn_tile_grid(const udnn_gpu_context *c, const lrn_tile &a)
+static unsigned lrn_blocks(const udnn_gpu_context *c, int64_t items, int block)
 {
-    const int64_t tiles = a.n * a.tiles_per_image;
-    return (unsigned)(tiles < c->max_blocks ? (tiles > 0 ? tiles : 1) : c->max_blocks);
+    int64_t b = (items + block - 1) / block;
+    if (b > c->max_blocks) b = c->max_blocks;
+    return b < 1 ? 1u : (unsigned)b;
 }
+
+/* Resident blocks of a kernel per multiprocessor, asked once per process
+ * and kernel (the answer depends only on the kernel and the architecture). */
+template <class K> static int64_t lrn_occupancy(K kernel, int block, int *cached)
+{
+    int n = __atomic_load_n(cached, __ATOMIC_RELAXED);
+    if (n == 0) {
+        if (udnnGpuOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, block, 0) !=
+                udnnGpuSuccess ||
+            n < 1)
+            n = 1;
+        __atomic_store_n(cached, n, __ATOMIC_RELAXED);
+    }
+    return n;
+}
+
+/* Channel segments per column for a walk of `cols` columns when `resident`
+ * threads fit on the device at once. Each thread walks a whole segment, so
+ * the threads of one wave end together: too few columns leave the device
+ * short of loads in flight (split until one wave is full), and a last wave
+ * far from full leaves it idle (split so that it fills best, a little
+ * against each split for the halo it reads twice). In place never splits:
+ * a segment reads its neighbours' channels. */
+static int64_t lrn_segments(int64_t cols, int64_t resident, int64_t channels, int64_t min_cb,
+                            int in_place)
+{
+    int64_t most = channels / min_cb;
+    if (in_place || most <= 1 || cols < 1) return 1;
+    if (2 * cols < resident) {
+        const int64_t s = resident / cols;
+        return s < most ? s : most;
+    }
+    if (cols <= resident) return 1;
+    int64_t best = 1;
+    double best_score = -1.0;
+    for (int64_t s = 1; s <= most && s <= 8; s++) {
+        const double waves = (double)(s * cols) / (double)resident;
+        const double score = waves / ceil(waves) - 0.02 * (double)(s - 1);
+        if (score > best_score + 1e-9) {
+            best = s;
+            best_score = score;
+        }
+    }
+    return best;
+}
+
+/* The walk over g in groups of p positions, chunks of u channels, a
+ * window cap of w + 1, for a kernel with blocks_per_sm resident blocks per
+ * multiprocessor. */
+static lrn_walk lrn_walk_of(const udnn_gpu_context *c, const lrn_geom &g, int p, int u, int w,
+                            int in_place, int64_t blocks_per_sm)
+{
+    lrn_walk a;
+    memset(&a, 0, sizeof a);
+    a.c = g.c;
+    a.ns = g.ns;
+    a.cs = g.cs;
+    a.ps = g.ps;
+    a.groups = g.s / p;
+    const int64_t cols = g.n * a.groups;
+    /* a segment of at least twice its halo and its chunk */
+    int64_t min_cb = 2 * (w + u);
+    if (min_cb < 16) min_cb = 16;
+    const int64_t segs = lrn_segments(cols, blocks_per_sm * c->sm_count * LRN_WALK_BLOCK, g.c,
+                                      min_cb, in_place);
+    a.cb = (g.c + segs - 1) / segs;
+    a.cb = (a.cb + u - 1) / u * u;
+    a.segs = (g.c + a.cb - 1) / a.cb;
+    if (a.segs < 1) a.segs = 1;
+    a.items = cols * a.segs;
+    a.gdiv = udnn_gpu_fastdiv_make(a.groups > 0 ? a.groups : 1);
+    a.sdiv = udnn_gpu_fastdiv_make(a.segs);
+    return a;
+}
+
+static lrn_chan lrn_chan_of(const lrn_geom &g, int v)
+{
+    lrn_chan a;
+    memset(&a, 0, sizeof a);
+    a.c = g.c;
+    a.s = g.s;
+    a.ns = g.ns;
+    a.ps = g.ps;
+    a.cv = g.c / v;
+    a.items = g.n * g.s * a.cv;
+    a.cvdiv = udnn_gpu_fastdiv_make(a.cv > 0 ? a.cv : 1);
+    a.pdiv = udnn_gpu_fastdiv_make(g.s > 0 ? g.s : 1);
+    return a;
+}
+
+/* Threads of a chan block: a multiple of the vectors per column, so that
+ * blocks (and the grid-stride steps) cover whole columns; 0 when a column
+ * has more vectors than a block has threads. */
+static int lrn_chan_block(const lrn_chan &a)
+{
+    if (a.cv > LRN_CHAN_BLOCK) return 0;
+    return (int)(a.cv * (LRN_CHAN_BLOCK / a.cv));
+}
+
+/* Channels contiguous: the chan kernels (else the walk). */
+static int lrn_chan_layout(const lrn_geom &g)
+{
+    return g.c > 1 && g.cs == 1;
+}
+
+/* Runs GO<T, W, behind cap, ahead cap, FULL> for lrnN n: exactly 5 (the
+ * common size, no masks), up to 5, up to 16. */
+#define LRN_GO(GO, W, n, ...)                                                              \
+    do {                                                                                   \
+        if ((n) == 5) GO<T, W, 2, 2, true>(__VA_ARGS__);                                   \
+        else if ((n) < 5) GO<T, W, 2, 2, false>(__VA_ARGS__);                              \
+        else GO<T, W, 7, 8, false>(__VA_ARGS__);                                           \
+    } while (0)
+
+template <class T, int P, int NB, int NA, bool FULL>
+static void lrn_fwd_walk_go(const udnn_gpu_context *c, const lrn_geom &g, int in_place,
+                            const udnn_lrn_problem *p, const lrn_cfg<typename io<T>::C> &f)
+{
+    static int occupancy;
+    const int64_t per_sm = lrn_occupancy(lrn_fwd_walk_kernel<T, P, LRN_FWD_U, NB, NA, FULL>,
+                                         LRN_WALK_BLOCK, &occupancy);
+    const lrn_walk a = lrn_walk_of(c, g, P, LRN_FWD_U, NB + NA, in_place, per_sm);
+    lrn_fwd_walk_kernel<T, P, LRN_FWD_U, NB, NA, FULL>
+        <<<lrn_blocks(c, a.items, LRN_WALK_BLOCK), LRN_WALK_BLOCK, 0, c->stream>>>(
+            a, (const T *)p->x_ptr, (T *)p->out_ptr, f);
+}
+
+template <class T, int P, int NB, int NA, bool FULL>
+static void lrn_bwd_walk_go(const udnn_gpu_context *c, const lrn_geom &g, int in_place,
+                            const udnn_lrn_problem *p, const lrn_cfg<typename io<T>::C> &f)
+{
+    static int occupancy;
+    const int64_t per_sm = lrn_occupancy(lrn_bwd_walk_kernel<T, P, LRN_BWD_U, NB, NA, FULL>,
+                                         LRN_WALK_BLOCK, &occupancy);
+    const lrn_walk a = lrn_walk_of(c, g, P, LRN_BWD_U, NB + NA, in_place, per_sm);
+    lrn_bwd_walk_kernel<T, P, LRN_BWD_U, NB, NA, FULL>
+        <<<lrn_blocks(c, a.items, LRN_WALK_BLOCK), LRN_WALK_BLOCK, 0, c->stream>>>(
+            a, (const T *)p->x_ptr, (const T *)p->y_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr,
+            f);
+}
+
+template <class T, int V, int NB, int NA, bool FULL>
+static void lrn_fwd_chan_go(const udnn_gpu_context *c, const lrn_geom &g, int in_place,
+                            const udnn_lrn_problem *p, const lrn_cfg<typename io<T>::C> &f)
+{
+    const lrn_chan a = lrn_chan_of(g, V);
+    const int block = in_place ? lrn_chan_block(a) : LRN_CHAN_BLOCK;
+    lrn_fwd_chan_kernel<T, V, NB, NA, FULL><<<lrn_blocks(c, a.items, block), block, 0, c->stream>>>(
+        a, (const T *)p->x_ptr, (T *)p->out_ptr, f, in_place != 0);
+}
+
+template <class T, int V, int NB, int NA, bool FULL>
+static void lrn_bwd_chan_go(const udnn_gpu_context *c, const lrn_geom &g, int in_place,
+                            const udnn_lrn_problem *p, const lrn_cfg<typename io<T>::C> &f)
+{
+    const lrn_chan a = lrn_chan_of(g, V);
+    const int block = in_place ? lrn_chan_block(a) : LRN_CHAN_BLOCK;
+    lrn_bwd_chan_kernel<T, V, NB, NA, FULL><<<lrn_blocks(c, a.items, block), block, 0, c->stream>>>(
+        a, (const T *)p->x_ptr, (const T *)p->y_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr, f,
+        in_place != 0);
+}
+
+/* Vector widths: walk 4 positions (16 bytes of FLOAT, 8 of HALF), 2 of
+ * DOUBLE; chan 16 bytes. */
+template <class T> struct lrn_width {
+    enum { WALK_P = sizeof(T) >= 8 ? 2 : 4, CHAN_V = 16 / sizeof(T) };
+};
 
 template <class T> static udnnStatus_t lrn_fwd(const udnn_gpu_context *c, const udnn_lrn_problem *p)
 {
     typedef typename io<T>::C C;
     if (udnn_gpu_count(&p->x) == 0) return UDNN_STATUS_SUCCESS;
     const lrn_cfg<C> f = lrn_cfg_of<C>(p);
-    lrn_tile a;
-    size_t smem;
-    if (lrn_same_strides(&p->x, &p->y) && lrn_tile_of(&p->x, sizeof(C), 1, &a, &smem)) {
-        lrn_fwd_tile_kernel<T><<<lrn_tile_grid(c, a), UDNN_GPU_BLOCK, smem, c->stream>>>(
-            a, (const T *)p->x_ptr, (T *)p->out_ptr, f);
-    } else {
+    const size_t es = sizeof(T);
+    const int in_place = lrn_overlaps(p->out_ptr, &p->y, p->x_ptr, &p->x, es);
+    lrn_geom g;
+    int fast = lrn_same_strides(&p->x, &p->y) && lrn_geom_of(&p->x, &g);
+    if (fast && lrn_chan_layout(g)) {
+        enum { V = lrn_width<T>::CHAN_V };
+        const int vec = lrn_vec_ok(p->x_ptr, es, V, g, 1) && lrn_vec_ok(p->out_ptr, es, V, g, 1);
+        if (in_place && lrn_chan_block(lrn_chan_of(g, vec ? V : 1)) == 0) fast = 0;
+        else if (vec) LRN_GO(lrn_fwd_chan_go, V, p->n, c, g, in_place, p, f);
+        else LRN_GO(lrn_fwd_chan_go, 1, p->n, c, g, in_place, p, f);
+    } else if (fast) {
+        enum { P = lrn_width<T>::WALK_P };
+        const int vec = g.ps == 1 && lrn_vec_ok(p->x_ptr, es, P, g, 0) &&
+                        lrn_vec_ok(p->out_ptr, es, P, g, 0);
+        if (vec) LRN_GO(lrn_fwd_walk_go, P, p->n, c, g, in_place, p, f);
+        else LRN_GO(lrn_fwd_walk_go, 1, p->n, c, g, in_place, p, f);
+    }
+    if (!fast) {
         const udnn_tensor *ts[2] = {&p->x, &p->y};
         lrn_cols a2 = lrn_cols_of(ts, 2);
         lrn_fwd_col_kernel<T><<<udnn_gpu_grid(c, a2.n * a2.s), UDNN_GPU_BLOCK, 0, c->stream>>>(
@@ -408,14 +890,30 @@ template <class T> static udnnStatus_t lrn_bwd(const udnn_gpu_context *c, const 
     typedef typename io<T>::C C;
     if (udnn_gpu_count(&p->x) == 0) return UDNN_STATUS_SUCCESS;
     const lrn_cfg<C> f = lrn_cfg_of<C>(p);
-    lrn_tile a;
-    size_t smem;
-    if (lrn_same_strides(&p->x, &p->y) && lrn_same_strides(&p->x, &p->dy) &&
-        lrn_same_strides(&p->x, &p->dx) && lrn_tile_of(&p->x, sizeof(C), 4, &a, &smem)) {
-        lrn_bwd_tile_kernel<T><<<lrn_tile_grid(c, a), UDNN_GPU_BLOCK, smem, c->stream>>>(
-            a, (const T *)p->x_ptr, (const T *)p->y_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr,
-            f);
-    } else {
+    const size_t es = sizeof(T);
+    const int in_place = lrn_overlaps(p->out_ptr, &p->dx, p->x_ptr, &p->x, es) ||
+                         lrn_overlaps(p->out_ptr, &p->dx, p->y_ptr, &p->y, es) ||
+                         lrn_overlaps(p->out_ptr, &p->dx, p->dy_ptr, &p->dy, es);
+    lrn_geom g;
+    int fast = lrn_same_strides(&p->x, &p->y) && lrn_same_strides(&p->x, &p->dy) &&
+               lrn_same_strides(&p->x, &p->dx) && lrn_geom_of(&p->x, &g);
+    if (fast && lrn_chan_layout(g)) {
+        enum { V = lrn_width<T>::CHAN_V };
+        const int vec = lrn_vec_ok(p->x_ptr, es, V, g, 1) && lrn_vec_ok(p->y_ptr, es, V, g, 1) &&
+                        lrn_vec_ok(p->dy_ptr, es, V, g, 1) &&
+                        lrn_vec_ok(p->out_ptr, es, V, g, 1);
+        if (in_place && lrn_chan_block(lrn_chan_of(g, vec ? V : 1)) == 0) fast = 0;
+        else if (vec) LRN_GO(lrn_bwd_chan_go, V, p->n, c, g, in_place, p, f);
+        else LRN_GO(lrn_bwd_chan_go, 1, p->n, c, g, in_place, p, f);
+    } else if (fast) {
+        enum { P = lrn_width<T>::WALK_P };
+        const int vec = g.ps == 1 && lrn_vec_ok(p->x_ptr, es, P, g, 0) &&
+                        lrn_vec_ok(p->y_ptr, es, P, g, 0) && lrn_vec_ok(p->dy_ptr, es, P, g, 0) &&
+                        lrn_vec_ok(p->out_ptr, es, P, g, 0);
+        if (vec) LRN_GO(lrn_bwd_walk_go, P, p->n, c, g, in_place, p, f);
+        else LRN_GO(lrn_bwd_walk_go, 1, p->n, c, g, in_place, p, f);
+    }
+    if (!fast) {
         const udnn_tensor *ts[4] = {&p->x, &p->y, &p->dy, &p->dx};
         lrn_cols a2 = lrn_cols_of(ts, 4);
         lrn_bwd_col_kernel<T><<<udnn_gpu_grid(c, a2.n * a2.s), UDNN_GPU_BLOCK, 0, c->stream>>>(
