@@ -7,25 +7,38 @@
  * its first write). Semantics mirror cpu/ref/softmax.c: FAST takes exp(x)
  * unshifted; ACCURATE and LOG shift by the group's maximum.
  *
- * Short rows (held in registers) and column tiles (held in shared memory)
+ * Groups held in registers (rows of moderate length, NCHW column tiles)
  * are read from memory once and reduce as the reference does: the max,
- * then the sum of exp(x - max). Long rows are read twice, and their
- * statistics are online (a running max and the sum of exp(x - max),
- * rescaled when the max grows) so that two passes suffice.
+ * then the sum of exp(x - max), one exp per element. Long rows are read
+ * twice, and their statistics are online (a running max and the sum of
+ * exp(x - max), rescaled when the max grows) so that two passes suffice.
  *
  * Paths, every tensor sharing one set of strides:
  *  - rows: a group's members are contiguous (CHANNEL with C innermost, as
- *    NHWC; INSTANCE over a dense image, as NCHW or NHWC). Short rows go to
- *    a team of lanes (a power of two up to 32) within a warp; long rows to a
- *    block; long rows in few groups are split over several blocks whose
- *    partial statistics meet in the context's scratch memory (fixed order,
- *    deterministic) before a second kernel writes.
+ *    NHWC; INSTANCE over a dense image, as NCHW or NHWC). A row that
+ *    SM_TEAM_MAX lanes hold (16384 floats or halves, 8192 doubles; 4096
+ *    elements moved one at a time) goes to a team of lanes (a power of
+ *    two: part of a warp, a warp, or several warps of a block) that holds
+ *    it in registers, reduces with shuffles (and, across the warps of a
+ *    team, shared memory) and writes it. Loads and stores move 16 bytes
+ *    from the row's first 16-byte boundary on (the few elements before it
+ *    and after the last whole vector one each per lane) when every tensor
+ *    sits at the same offset from a 16-byte boundary; otherwise elements.
+ *    Longer rows, or very few rows, go to a block per row, or are split
+ *    over several blocks whose partial statistics meet in the context's
+ *    scratch memory (fixed order, deterministic) before a second kernel
+ *    writes; those read 16-byte vectors too.
  *  - columns: CHANNEL with contiguous positions (NCHW): a block takes a
- *    tile of positions across all of C into shared memory, so each element
- *    is read from memory once; rows of the tile are coalesced.
- * Anything else (tensors with different strides, gaps between positions)
- * takes a general kernel: a thread per CHANNEL group, a block per INSTANCE
- * group, offsets computed per tensor. */
+ *    tile of positions across all of C in registers: thread (tx, ty) holds
+ *    a vector of adjacent positions tx (16 bytes when the positions,
+ *    channel and image strides and pointers allow) of channels ty, ty + K,
+ *    ...; the K partial results of a position meet through shuffles and
+ *    shared memory. Each element is read from memory once, and the rows of
+ *    the tile are coalesced.
+ * Anything else (tensors with different strides, gaps between positions,
+ * NCHW with more channels than a tile holds) takes a general kernel: a
+ * thread per CHANNEL group, a block per INSTANCE group, offsets computed per
+ * tensor. Kernels never assume a warp of 32 (udnnGpuWarpSize). */
 #include <math.h>
 
 #include "cuda/kernels.h"
@@ -111,7 +124,70 @@ __device__ __forceinline__ void sm_store(T *out, const typename io<T>::C v,
     *out = io<T>::st(r);
 }
 
+/* ---- vectors ------------------------------------------------------------------------- */
+
+/* V elements moved as one access: 16 bytes when V > 1. */
+template <class T, int V> struct alignas(sizeof(T) * V) sm_vec {
+    T v[V];
+};
+
+/* Vectors of V elements a lane or thread holds per tensor in the register
+ * paths: 32 elements (8 vectors of 4 floats, 4 of 8 halves), 16 doubles;
+ * 8 single elements. */
+template <class T, int V> struct sm_per_lane {
+    static const int E = V == 1 ? 8 : (32 / V < 8 ? 32 / V : 8);
+};
+
+/* Stores V results r at out (a whole vector), blended. */
+template <class T, int V>
+__device__ __forceinline__ void sm_store_vec(T *out, const typename io<T>::C (&r)[V],
+                                             const sm_cfg<typename io<T>::C> &f)
+{
+    typedef typename io<T>::C C;
+    sm_vec<T, V> o;
+    if (f.beta != C(0)) {
+        o = *(const sm_vec<T, V> *)out;
+#pragma unroll
+        for (int i = 0; i < V; i++) o.v[i] = io<T>::st(f.alpha * r[i] + f.beta * io<T>::ld(o.v[i]));
+    } else {
+#pragma unroll
+        for (int i = 0; i < V; i++) o.v[i] = io<T>::st(f.alpha * r[i]);
+    }
+    *(sm_vec<T, V> *)out = o;
+}
+
+/* Elements from p to the next 16-byte boundary (p is element-aligned). */
+template <class T> __device__ __forceinline__ int sm_head(const T *p)
+{
+    return (int)(((16u - (unsigned)((uintptr_t)p & 15u)) & 15u) / (unsigned)sizeof(T));
+}
+
 /* ---- reductions over teams of lanes and over blocks -------------------------------- */
+
+template <class C, bool MAX> __device__ __forceinline__ C sm_op(C a, C b)
+{
+    return MAX ? fmax(a, b) : a + b;
+}
+
+/* v over each aligned team of `lanes` threads (a power of two dividing
+ * blockDim.x, at most SM_TEAM_MAX), to every thread of the team, merged in
+ * a fixed order: a butterfly within the warp (every lane ends with the same
+ * bits), then one slot per warp in red across the team's warps. The whole
+ * block calls it alike. */
+template <class C, bool MAX> __device__ __forceinline__ C sm_team_all(C v, int lanes, C *red)
+{
+    const int W = udnnGpuWarpSize;
+    for (int m = (lanes < W ? lanes : W) / 2; m > 0; m /= 2)
+        v = sm_op<C, MAX>(v, udnnGpuShflXor(v, m));
+    if (lanes <= W) return v;
+    const int warp = threadIdx.x / W, per = lanes / W, first = warp - warp % per;
+    __syncthreads(); /* red may still be read by the previous call */
+    if (threadIdx.x % W == 0) red[warp] = v;
+    __syncthreads();
+    C r = red[first];
+    for (int i = 1; i < per; i++) r = sm_op<C, MAX>(r, red[first + i]);
+    return r;
+}
 
 template <class C> __device__ __forceinline__ sm_acc<C> sm_shfl_xor(sm_acc<C> a, int m)
 {
@@ -121,16 +197,8 @@ template <class C> __device__ __forceinline__ sm_acc<C> sm_shfl_xor(sm_acc<C> a,
     return r;
 }
 
-/* Over aligned teams of `lanes` lanes (a power of two no larger than the
- * warp); every lane of the warp must call it. */
-template <class C> __device__ __forceinline__ sm_acc<C> sm_team_reduce(sm_acc<C> a, int lanes)
-{
-    for (int m = lanes / 2; m > 0; m /= 2) a = sm_merge(a, sm_shfl_xor(a, m));
-    return a;
-}
-
-/* Slots sm_block_reduce needs: one per warp of the largest block on the
- * smallest warp. */
+/* Slots sm_block_reduce and sm_team_all need: one per warp of the largest
+ * block on the smallest warp. */
 #define SM_BLOCK_SLOTS (1024 / 16)
 
 /* Over the block, to every thread, merged in warp order; called uniformly. */
@@ -138,7 +206,7 @@ template <class C> __device__ sm_acc<C> sm_block_reduce(sm_acc<C> a, sm_acc<C> *
 {
     const int lane = threadIdx.x % udnnGpuWarpSize, warp = threadIdx.x / udnnGpuWarpSize;
     const int warps = (blockDim.x + udnnGpuWarpSize - 1) / udnnGpuWarpSize;
-    a = sm_team_reduce(a, udnnGpuWarpSize);
+    for (int m = udnnGpuWarpSize / 2; m > 0; m /= 2) a = sm_merge(a, sm_shfl_xor(a, m));
     __syncthreads(); /* the slots may still be read by a previous call */
     if (lane == 0) slots[warp] = a;
     __syncthreads();
@@ -149,6 +217,10 @@ template <class C> __device__ sm_acc<C> sm_block_reduce(sm_acc<C> a, sm_acc<C> *
 
 /* ---- rows: contiguous members ------------------------------------------------------- */
 
+/* The most lanes a row's team takes in the register path (and then the
+ * block's size). */
+#define SM_TEAM_MAX 512
+
 /* Rows of len contiguous elements; row g starts at g * step when uniform,
  * else at the offset of g decomposed over gdim (innermost last) with gstr. */
 typedef struct {
@@ -157,7 +229,7 @@ typedef struct {
     int64_t step;
     int grank;
     int64_t gdim[4], gstr[4];
-    int lanes;            /* team kernel: lanes per row */
+    int lanes;            /* register kernel: lanes per row */
     int chunks;           /* block kernels: blocks per row */
     int64_t chunk;        /* and elements per block */
 } sm_rows;
@@ -176,104 +248,210 @@ __device__ __forceinline__ int64_t sm_row_base(const sm_rows &a, int64_t g)
     return off;
 }
 
-template <class C> __device__ __forceinline__ C sm_team_max(C v, int lanes)
-{
-    for (int m = lanes / 2; m > 0; m /= 2) v = fmax(v, udnnGpuShflXor(v, m));
-    return v;
-}
-
-template <class C> __device__ __forceinline__ C sm_team_sum(C v, int lanes)
-{
-    for (int m = lanes / 2; m > 0; m /= 2) v += udnnGpuShflXor(v, m);
-    return v;
-}
-
-/* A team of a.lanes lanes per row of at most E * lanes elements, held in
- * registers: one read of the inputs, and (forward) the max first, then the
- * sum of exp(x - max), as the reference computes them, with one exp per
- * element. in0: x or y; in1: dy (backward). */
-template <class T, bool FWD, int E>
-__global__ void sm_rows_team_kernel(sm_rows a, const T *in0, const T *in1, T *out,
-                                    sm_cfg<typename io<T>::C> f)
+/* A team of a.lanes lanes per row, held in registers: one read of the
+ * inputs, and (forward) the max first, then the sum of exp(x - max), as
+ * the reference computes them, one exp per element. Vectors of V elements
+ * from the row's first 16-byte boundary (V > 1: every tensor at the same
+ * offset from one, the host checks): lane l holds vectors l, l + lanes,
+ * ... (at most E), head element l (before the boundary) and tail element l
+ * (after the last whole vector). in0: x or y; in1: dy (backward; x
+ * forward, never read). */
+template <class T, bool FWD, int V>
+__global__ void __launch_bounds__(SM_TEAM_MAX)
+    sm_rows_reg_kernel(sm_rows a, const T *in0, const T *in1, T *out,
+                       sm_cfg<typename io<T>::C> f)
 {
     typedef typename io<T>::C C;
-    const int lanes = a.lanes, lane = threadIdx.x % lanes;
-    const int64_t teams = blockDim.x / lanes;
-    for (int64_t first = blockIdx.x * teams; first < a.groups; first += gridDim.x * teams) {
+    typedef sm_vec<T, V> VT;
+    const int E = sm_per_lane<T, V>::E;
+    __shared__ C red[SM_BLOCK_SLOTS];
+    const int lanes = a.lanes, lane = threadIdx.x & (lanes - 1);
+    const int teams = blockDim.x / lanes, len = (int)a.len;
+    for (int64_t first = (int64_t)blockIdx.x * teams; first < a.groups;
+         first += (int64_t)gridDim.x * teams) {
         const int64_t g = first + threadIdx.x / lanes;
         const bool valid = g < a.groups;
         const int64_t base = valid ? sm_row_base(a, g) : 0;
-        C v0[E], v1[E];
+        const T *p0 = in0 + base, *p1 = in1 + base;
+        int h = 0, nv = valid ? len : 0;
+        if (V > 1) {
+            h = sm_head(p0);
+            if (h > len) h = len;
+            nv = valid ? (len - h) / V : 0;
+        }
+        const int tl = h + nv * V; /* the tail's first element */
+        const bool hv = V > 1 && valid && lane < h, tv = V > 1 && valid && lane < len - tl;
+        C x0[E][V], x1[E][V], h0 = C(0), h1 = C(0), t0 = C(0), t1 = C(0);
 #pragma unroll
         for (int k = 0; k < E; k++) {
-            const int64_t j = lane + (int64_t)k * lanes;
-            const bool ok = valid && j < a.len;
-            v0[k] = ok ? io<T>::ld(in0[base + j]) : C(0);
-            v1[k] = !FWD && ok ? io<T>::ld(in1[base + j]) : C(0);
+            const int q = lane + k * lanes;
+#pragma unroll
+            for (int i = 0; i < V; i++) x0[k][i] = x1[k][i] = C(0);
+            if (q < nv) {
+                const VT u = ((const VT *)(p0 + h))[q];
+#pragma unroll
+                for (int i = 0; i < V; i++) x0[k][i] = io<T>::ld(u.v[i]);
+                if (!FWD) {
+                    const VT w = ((const VT *)(p1 + h))[q];
+#pragma unroll
+                    for (int i = 0; i < V; i++) x1[k][i] = io<T>::ld(w.v[i]);
+                }
+            }
         }
+        if (hv) {
+            h0 = io<T>::ld(p0[lane]);
+            if (!FWD) h1 = io<T>::ld(p1[lane]);
+        }
+        if (tv) {
+            t0 = io<T>::ld(p0[tl + lane]);
+            if (!FWD) t1 = io<T>::ld(p1[tl + lane]);
+        }
+        /* fn(v0, v1) over the members this lane holds */
+        auto each = [&](auto &&fn) {
+#pragma unroll
+            for (int k = 0; k < E; k++)
+                if (lane + k * lanes < nv)
+#pragma unroll
+                    for (int i = 0; i < V; i++) fn(x0[k][i], x1[k][i]);
+            if (hv) fn(h0, h1);
+            if (tv) fn(t0, t1);
+        };
         C m = C(0), s = C(0);
         if (FWD) {
             if (f.shift) {
                 m = -C(INFINITY);
-#pragma unroll
-                for (int k = 0; k < E; k++)
-                    if (valid && lane + (int64_t)k * lanes < a.len) m = fmax(m, v0[k]);
-                m = sm_team_max(m, lanes);
+                each([&](C &v, C &) { m = fmax(m, v); });
+                m = sm_team_all<C, true>(m, lanes, red);
             }
-#pragma unroll
-            for (int k = 0; k < E; k++)
-                if (valid && lane + (int64_t)k * lanes < a.len) {
-                    const C e = exp(v0[k] - m);
-                    s += e;
-                    if (!f.log) v1[k] = e; /* kept for the output */
-                }
-            s = sm_team_sum(s, lanes);
+            each([&](C &v, C &) {
+                const C e = exp(v - m);
+                s += e;
+                if (!f.log) v = e; /* kept for the output */
+            });
         } else {
-#pragma unroll
-            for (int k = 0; k < E; k++)
-                if (valid && lane + (int64_t)k * lanes < a.len) s += f.log ? v1[k] : v1[k] * v0[k];
-            s = sm_team_sum(s, lanes);
+            each([&](C &v, C &d) { s += f.log ? d : d * v; });
         }
-        if (!valid) continue;
+        s = sm_team_all<C, false>(s, lanes, red);
         const C log_s = FWD && f.log ? log(s) : C(0);
+        auto value = [&](C v, C d) -> C {
+            if (FWD) return f.log ? (v - m) - log_s : v / s; /* divided: a single term gives exactly 1 */
+            return f.log ? d - exp(v) * s : v * (d - s);
+        };
+        T *po = out + base;
 #pragma unroll
         for (int k = 0; k < E; k++) {
-            const int64_t j = lane + (int64_t)k * lanes;
-            if (j >= a.len) break;
-            C r;
-            if (FWD) r = f.log ? (v0[k] - m) - log_s : v1[k] / s;
-            else r = f.log ? v1[k] - exp(v0[k]) * s : v0[k] * (v1[k] - s);
-            sm_store(out + base + j, r, f);
+            const int q = lane + k * lanes;
+            if (q < nv) {
+                C r[V];
+#pragma unroll
+                for (int i = 0; i < V; i++) r[i] = value(x0[k][i], x1[k][i]);
+                sm_store_vec<T, V>(po + h + q * V, r, f);
+            }
         }
+        if (hv) sm_store(po + lane, value(h0, h1), f);
+        if (tv) sm_store(po + tl + lane, value(t0, t1), f);
     }
 }
 
-/* The partial result of elements [lo, hi) of a row, over the block. */
-template <class T, bool FWD>
-__device__ sm_acc<typename io<T>::C> sm_block_stats(const T *in0, const T *in1, int64_t lo,
-                                                    int64_t hi, const sm_cfg<typename io<T>::C> &f,
+/* Vectors a block thread has in flight in the block kernels' loops. */
+#define SM_UNROLL 4
+
+/* The partial result of the n elements at p0 (and p1), over the block:
+ * vectors of V elements from p0's first 16-byte boundary (V > 1: every
+ * tensor at the same offset from one), SM_UNROLL of them in flight per
+ * thread. */
+template <class T, bool FWD, int V>
+__device__ sm_acc<typename io<T>::C> sm_range_stats(const T *p0, const T *p1, int64_t n,
+                                                    const sm_cfg<typename io<T>::C> &f,
                                                     sm_acc<typename io<T>::C> *slots)
 {
     typedef typename io<T>::C C;
+    typedef sm_vec<T, V> VT;
     sm_acc<C> acc = sm_init(f);
-    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x)
-        sm_add<C, FWD>(acc, io<T>::ld(in0[j]), FWD ? C(0) : io<T>::ld(in1[j]), f);
+    int64_t h = 0, nv = n;
+    if (V > 1) {
+        h = sm_head(p0);
+        if (h > n) h = n;
+        nv = (n - h) / V;
+        const int64_t tl = h + nv * V, t = threadIdx.x;
+        if (t < h) sm_add<C, FWD>(acc, io<T>::ld(p0[t]), FWD ? C(0) : io<T>::ld(p1[t]), f);
+        if (t < n - tl)
+            sm_add<C, FWD>(acc, io<T>::ld(p0[tl + t]), FWD ? C(0) : io<T>::ld(p1[tl + t]), f);
+    }
+    const VT *v0 = (const VT *)(p0 + h), *v1 = (const VT *)(p1 + h);
+    for (int64_t q = threadIdx.x; q < nv; q += (int64_t)SM_UNROLL * blockDim.x) {
+        VT u0[SM_UNROLL], u1[SM_UNROLL];
+#pragma unroll
+        for (int k = 0; k < SM_UNROLL; k++) {
+            const int64_t r = q + (int64_t)k * blockDim.x;
+            if (r < nv) {
+                u0[k] = v0[r];
+                if (!FWD) u1[k] = v1[r];
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < SM_UNROLL; k++)
+            if (q + (int64_t)k * blockDim.x < nv)
+#pragma unroll
+                for (int i = 0; i < V; i++)
+                    sm_add<C, FWD>(acc, io<T>::ld(u0[k].v[i]), FWD ? C(0) : io<T>::ld(u1[k].v[i]),
+                                   f);
+    }
     return sm_block_reduce(acc, slots);
 }
 
-template <class T, bool FWD>
-__device__ void sm_block_write(const T *in0, const T *in1, T *out, int64_t lo, int64_t hi,
+/* Writes the n outputs at po from the inputs at p0 (and p1), as
+ * sm_range_stats reads them. */
+template <class T, bool FWD, int V>
+__device__ void sm_range_write(const T *p0, const T *p1, T *po, int64_t n,
                                const sm_fin<typename io<T>::C> &fin,
                                const sm_cfg<typename io<T>::C> &f)
 {
     typedef typename io<T>::C C;
-    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x)
-        sm_store(out + j,
-                 sm_value<C, FWD>(fin, io<T>::ld(in0[j]), FWD ? C(0) : io<T>::ld(in1[j]), f), f);
+    typedef sm_vec<T, V> VT;
+    int64_t h = 0, nv = n;
+    if (V > 1) {
+        h = sm_head(p0);
+        if (h > n) h = n;
+        nv = (n - h) / V;
+        const int64_t tl = h + nv * V, t = threadIdx.x;
+        if (t < h)
+            sm_store(po + t,
+                     sm_value<C, FWD>(fin, io<T>::ld(p0[t]), FWD ? C(0) : io<T>::ld(p1[t]), f), f);
+        if (t < n - tl)
+            sm_store(po + tl + t,
+                     sm_value<C, FWD>(fin, io<T>::ld(p0[tl + t]),
+                                      FWD ? C(0) : io<T>::ld(p1[tl + t]), f),
+                     f);
+    }
+    const VT *v0 = (const VT *)(p0 + h), *v1 = (const VT *)(p1 + h);
+    for (int64_t q = threadIdx.x; q < nv; q += (int64_t)SM_UNROLL * blockDim.x) {
+        VT u0[SM_UNROLL], u1[SM_UNROLL];
+#pragma unroll
+        for (int k = 0; k < SM_UNROLL; k++) {
+            const int64_t r = q + (int64_t)k * blockDim.x;
+            if (r < nv) {
+                u0[k] = v0[r];
+                if (!FWD) u1[k] = v1[r];
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < SM_UNROLL; k++) {
+            const int64_t r = q + (int64_t)k * blockDim.x;
+            if (r < nv) {
+                C o[V];
+#pragma unroll
+                for (int i = 0; i < V; i++)
+                    o[i] = sm_value<C, FWD>(fin, io<T>::ld(u0[k].v[i]),
+                                            FWD ? C(0) : io<T>::ld(u1[k].v[i]), f);
+                sm_store_vec<T, V>(po + h + r * V, o, f);
+            }
+        }
+    }
 }
 
 /* A block per row. */
-template <class T, bool FWD>
+template <class T, bool FWD, int V>
 __global__ void sm_rows_block_kernel(sm_rows a, const T *in0, const T *in1, T *out,
                                      sm_cfg<typename io<T>::C> f)
 {
@@ -282,14 +460,14 @@ __global__ void sm_rows_block_kernel(sm_rows a, const T *in0, const T *in1, T *o
     for (int64_t g = blockIdx.x; g < a.groups; g += gridDim.x) {
         const int64_t base = sm_row_base(a, g);
         const sm_fin<C> fin =
-            sm_finish(sm_block_stats<T, FWD>(in0, in1, base, base + a.len, f, slots), f);
-        sm_block_write<T, FWD>(in0, in1, out, base, base + a.len, fin, f);
+            sm_finish(sm_range_stats<T, FWD, V>(in0 + base, in1 + base, a.len, f, slots), f);
+        sm_range_write<T, FWD, V>(in0 + base, in1 + base, out + base, a.len, fin, f);
     }
 }
 
 /* Several blocks per row, first pass: block (g, k) leaves the partial
  * result of chunk k of row g in part[g * chunks + k]. */
-template <class T, bool FWD>
+template <class T, bool FWD, int V>
 __global__ void sm_rows_part_kernel(sm_rows a, const T *in0, const T *in1,
                                     sm_acc<typename io<T>::C> *part, sm_cfg<typename io<T>::C> f)
 {
@@ -300,7 +478,8 @@ __global__ void sm_rows_part_kernel(sm_rows a, const T *in0, const T *in1,
         const int64_t g = b / a.chunks, k = b - g * a.chunks;
         const int64_t base = sm_row_base(a, g), lo = k * a.chunk;
         const int64_t hi = lo + a.chunk < a.len ? lo + a.chunk : a.len;
-        sm_acc<C> r = sm_block_stats<T, FWD>(in0, in1, base + lo, base + hi, f, slots);
+        sm_acc<C> r =
+            sm_range_stats<T, FWD, V>(in0 + base + lo, in1 + base + lo, hi - lo, f, slots);
         if (threadIdx.x == 0) part[b] = r;
     }
 }
@@ -310,7 +489,7 @@ __global__ void sm_rows_part_kernel(sm_rows a, const T *in0, const T *in1,
  * then writes its chunk. Blocks run from the last chunk back to the first,
  * so the chunks the first pass read last (the likeliest still in cache)
  * are read again first. */
-template <class T, bool FWD>
+template <class T, bool FWD, int V>
 __global__ void sm_rows_final_kernel(sm_rows a, const T *in0, const T *in1, T *out,
                                      const sm_acc<typename io<T>::C> *part,
                                      sm_cfg<typename io<T>::C> f)
@@ -327,7 +506,8 @@ __global__ void sm_rows_final_kernel(sm_rows a, const T *in0, const T *in1, T *o
         const sm_fin<C> fin = sm_finish(sm_block_reduce(acc, slots), f);
         const int64_t base = sm_row_base(a, g), lo = k * a.chunk;
         const int64_t hi = lo + a.chunk < a.len ? lo + a.chunk : a.len;
-        sm_block_write<T, FWD>(in0, in1, out, base + lo, base + hi, fin, f);
+        sm_range_write<T, FWD, V>(in0 + base + lo, in1 + base + lo, out + base + lo, hi - lo,
+                                  fin, f);
     }
 }
 
@@ -337,84 +517,133 @@ typedef struct {
     int64_t n, c, s;   /* images, channels, positions per image */
     int64_t ns, cs;    /* image and channel strides; positions have stride 1 */
     int64_t tiles_per_image;
-    int ts;            /* positions per tile */
+    int ts;            /* vectors of positions per tile: a power of two */
 } sm_cols;
 
-/* The k partial values of each position of a tile (thread (tx, ty) holds
- * one) combined in ty order, to every thread; called by the whole block. */
-template <class C, bool MAX>
-__device__ __forceinline__ C sm_cols_combine(C v, C *part, int ts, int k, int tx, int ty)
+/* v[i] (position i of a thread's vector) over the threads of the same tx
+ * (threadIdx.x % ts), to each of them, merged in a fixed order: a butterfly
+ * over the lanes of the warp with that tx, then red (V * blockDim.x
+ * values) across the warps, or across the rows of a tile wider than a
+ * warp. The whole block calls it alike. */
+template <class C, bool MAX, int V>
+__device__ __forceinline__ void sm_cols_all(C (&v)[V], int ts, C *red)
 {
-    __syncthreads(); /* part may still be read by the previous call */
-    part[ty * ts + tx] = v;
+    const int W = udnnGpuWarpSize;
+    for (int m = ts; m < W; m *= 2)
+#pragma unroll
+        for (int i = 0; i < V; i++) v[i] = sm_op<C, MAX>(v[i], udnnGpuShflXor(v[i], m));
+    const int tx = threadIdx.x & (ts - 1);
+    const int row = ts < W ? threadIdx.x / W : threadIdx.x / ts;
+    const int rows = ts < W ? blockDim.x / W : blockDim.x / ts;
+    __syncthreads(); /* red may still be read by the previous call */
+    if (ts >= W || (int)(threadIdx.x % W) < ts)
+#pragma unroll
+        for (int i = 0; i < V; i++) red[(i * rows + row) * ts + tx] = v[i];
     __syncthreads();
-    C r = part[tx];
-    for (int i = 1; i < k; i++) r = MAX ? fmax(r, part[i * ts + tx]) : r + part[i * ts + tx];
-    return r;
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+        C r = red[i * rows * ts + tx];
+        for (int j = 1; j < rows; j++) r = sm_op<C, MAX>(r, red[(i * rows + j) * ts + tx]);
+        v[i] = r;
+    }
 }
 
-/* A tile of ts positions x every channel, read once into shared memory
- * (compute type). Thread (tx, ty) takes position tx and channels ty,
- * ty + k, ...: it reads back only what it stored, so barriers are needed
- * only where the k partial results of a position meet. Forward: the max,
- * then the sum of exp(x - max) (the exps kept in place for the output),
- * as the reference computes them. */
-template <class T, bool FWD>
-__global__ void sm_cols_kernel(sm_cols a, const T *in0, const T *in1, T *out,
-                               sm_cfg<typename io<T>::C> f)
+/* Vectors a thread of a column tile holds per tensor: the forward's 32
+ * elements, the backward's 16 of each of its two inputs. */
+template <class T, bool FWD, int V> struct sm_cols_per_thread {
+    static const int E = FWD ? sm_per_lane<T, V>::E : sm_per_lane<T, V>::E / 2;
+};
+
+/* A tile of ts vectors of V positions x every channel, in registers:
+ * thread (tx, ty) = (threadIdx.x % ts, threadIdx.x / ts) holds positions
+ * tx * V ... tx * V + V - 1 of channels ty, ty + K, ... (K = blockDim.x /
+ * ts, at most E of them); a warp's loads cover whole rows of the tile.
+ * Forward: the max, then the sum of exp(x - max) (the exps kept for the
+ * output), as the reference computes them. V > 1 needs the positions per
+ * image, the channel and image strides and every pointer to be multiples
+ * of V elements (16 bytes). */
+template <class T, bool FWD, int V>
+__global__ void __launch_bounds__(UDNN_GPU_BLOCK, sizeof(T) == 8 ? 2 : 4)
+    sm_cols_reg_kernel(sm_cols a, const T *in0, const T *in1, T *out,
+                       sm_cfg<typename io<T>::C> f)
 {
     typedef typename io<T>::C C;
-    extern __shared__ double sm_cols_smem[];
-    const int ts = a.ts, k = blockDim.x / ts;
-    const int tx = threadIdx.x % ts, ty = threadIdx.x / ts;
-    C *part = (C *)sm_cols_smem;
-    C *t0 = part + blockDim.x;
-    C *t1 = t0 + a.c * ts;
+    typedef sm_vec<T, V> VT;
+    const int E = sm_cols_per_thread<T, FWD, V>::E;
+    __shared__ C red[UDNN_GPU_BLOCK * V];
+    const int ts = a.ts, rows = blockDim.x / ts;
+    const int tx = threadIdx.x & (ts - 1), ty = threadIdx.x / ts;
+    const int c = (int)a.c;
     const int64_t tiles = a.n * a.tiles_per_image;
     for (int64_t b = blockIdx.x; b < tiles; b += gridDim.x) {
         const int64_t img = b / a.tiles_per_image;
-        const int64_t pos = (b - img * a.tiles_per_image) * ts + tx;
-        const bool valid = pos < a.s;
-        const int64_t base = img * a.ns + pos;
-        if (valid)
-#pragma unroll 4
-            for (int64_t ch = ty; ch < a.c; ch += k) {
-                t0[ch * ts + tx] = io<T>::ld(in0[base + ch * a.cs]);
-                if (!FWD) t1[ch * ts + tx] = io<T>::ld(in1[base + ch * a.cs]);
+        const int64_t pos = (b - img * a.tiles_per_image) * ts * V + (int64_t)tx * V;
+        const bool pv = pos < a.s;
+        /* channel ty + k * rows is at off + k * step */
+        const int64_t off = img * a.ns + pos + ty * a.cs, step = rows * a.cs;
+        C x0[E][V], x1[E][V];
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+#pragma unroll
+            for (int i = 0; i < V; i++) x0[k][i] = x1[k][i] = C(0);
+            if (pv && ty + k * rows < c) {
+                const VT u = *(const VT *)(in0 + off + k * step);
+#pragma unroll
+                for (int i = 0; i < V; i++) x0[k][i] = io<T>::ld(u.v[i]);
+                if (!FWD) {
+                    const VT w = *(const VT *)(in1 + off + k * step);
+#pragma unroll
+                    for (int i = 0; i < V; i++) x1[k][i] = io<T>::ld(w.v[i]);
+                }
             }
-        C m = C(0), s = C(0);
-        if (FWD && f.shift) {
-            m = -C(INFINITY);
-            if (valid)
-                for (int64_t ch = ty; ch < a.c; ch += k) m = fmax(m, t0[ch * ts + tx]);
-            m = sm_cols_combine<C, true>(m, part, ts, k, tx, ty);
         }
-        if (valid)
-            for (int64_t ch = ty; ch < a.c; ch += k) {
-                const C v0 = t0[ch * ts + tx];
-                if (FWD) {
-                    const C e = exp(v0 - m);
-                    s += e;
-                    if (!f.log) t0[ch * ts + tx] = e;
-                } else {
-                    const C v1 = t1[ch * ts + tx];
-                    s += f.log ? v1 : v1 * v0;
-                }
+        C m[V], s[V];
+#pragma unroll
+        for (int i = 0; i < V; i++) m[i] = s[i] = C(0);
+        if (FWD) {
+            if (f.shift) {
+#pragma unroll
+                for (int i = 0; i < V; i++) m[i] = -C(INFINITY);
+#pragma unroll
+                for (int k = 0; k < E; k++)
+                    if (pv && ty + k * rows < c)
+#pragma unroll
+                        for (int i = 0; i < V; i++) m[i] = fmax(m[i], x0[k][i]);
+                sm_cols_all<C, true, V>(m, ts, red);
             }
-        s = sm_cols_combine<C, false>(s, part, ts, k, tx, ty);
-        const C log_s = FWD && f.log ? log(s) : C(0);
-        if (valid)
-            for (int64_t ch = ty; ch < a.c; ch += k) {
-                const C v0 = t0[ch * ts + tx];
-                C r;
-                if (FWD) {
-                    r = f.log ? (v0 - m) - log_s : v0 / s;
-                } else {
-                    const C v1 = t1[ch * ts + tx];
-                    r = f.log ? v1 - exp(v0) * s : v0 * (v1 - s);
+#pragma unroll
+            for (int k = 0; k < E; k++)
+                if (pv && ty + k * rows < c)
+#pragma unroll
+                    for (int i = 0; i < V; i++) {
+                        const C e = exp(x0[k][i] - m[i]);
+                        s[i] += e;
+                        if (!f.log) x0[k][i] = e; /* kept for the output */
+                    }
+        } else {
+#pragma unroll
+            for (int k = 0; k < E; k++)
+                if (pv && ty + k * rows < c)
+#pragma unroll
+                    for (int i = 0; i < V; i++) s[i] += f.log ? x1[k][i] : x1[k][i] * x0[k][i];
+        }
+        sm_cols_all<C, false, V>(s, ts, red);
+        if (FWD) /* what the output takes of the sum: its log, or its inverse */
+#pragma unroll
+            for (int i = 0; i < V; i++) s[i] = f.log ? log(s[i]) : s[i];
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+            if (pv && ty + k * rows < c) {
+                C r[V];
+#pragma unroll
+                for (int i = 0; i < V; i++) {
+                    const C v = x0[k][i], d = x1[k][i];
+                    if (FWD) r[i] = f.log ? (v - m[i]) - s[i] : v / s[i];
+                    else r[i] = f.log ? d - exp(v) * s[i] : v * (d - s[i]);
                 }
-                sm_store(out + base + ch * a.cs, r, f);
+                sm_store_vec<T, V>(out + off + k * step, r, f);
             }
+        }
     }
 }
 
@@ -502,9 +731,6 @@ __global__ void sm_inst_kernel(sm_gen a, const T *in0, const T *in1, T *out,
 
 /* ---- host side: choosing a path -------------------------------------------------------------- */
 
-/* Shared memory a column tile may take without asking for more. */
-#define SM_COLS_SMEM_MAX (48 << 10)
-
 static int64_t sm_positions(const udnn_tensor *t)
 {
     int64_t s = 1;
@@ -582,97 +808,140 @@ static sm_rows sm_rows_of(const udnn_tensor *t, udnnSoftmaxMode_t mode)
     return r;
 }
 
-static int sm_pow2_at_least(int64_t n, int cap)
+
+/* 1 when every pointer is element-aligned and at the same offset from a
+ * 16-byte boundary: rows at one offset are then at one phase in all. */
+static int sm_same_phase(const void *const *p, int n, size_t es)
 {
-    int p = 1;
-    while (p < cap && p < n) p *= 2;
-    return p;
+    for (int i = 0; i < n; i++)
+        if ((uintptr_t)p[i] % es != 0 || ((uintptr_t)p[i] - (uintptr_t)p[0]) % 16 != 0) return 0;
+    return 1;
 }
 
-template <class T>
-static udnnStatus_t sm_run_rows(const udnn_gpu_context *c, sm_rows r, const void *in0,
-                                const void *in1, void *out, sm_cfg<typename io<T>::C> f, bool fwd)
+/* Rows this short take the register path however few they are; longer
+ * ones take it when their teams have enough threads to keep the device
+ * busy (else several blocks split each row). */
+#define SM_FEW_ROWS_LEN 8192
+
+template <class T, int V>
+static udnnStatus_t sm_launch_rows_reg(const udnn_gpu_context *c, const sm_rows &r, const T *a,
+                                       const T *b, T *o, sm_cfg<typename io<T>::C> f, bool fwd)
 {
-    typedef typename io<T>::C C;
-    const T *a = (const T *)in0, *b = (const T *)in1;
-    T *o = (T *)out;
-    if (r.len <= 1024) {
-        r.lanes = sm_pow2_at_least(r.len, 32);
-        const int e = sm_pow2_at_least((r.len + r.lanes - 1) / r.lanes, 32);
-        const int64_t teams = UDNN_GPU_BLOCK / r.lanes;
-        const unsigned grid = udnn_gpu_grid(c, r.groups * UDNN_GPU_BLOCK / teams);
-#define SM_TEAM(E)                                                                             \
-    do {                                                                                       \
-        if (fwd)                                                                               \
-            sm_rows_team_kernel<T, true, E><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, o, f); \
-        else                                                                                   \
-            sm_rows_team_kernel<T, false, E><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, o, f); \
-    } while (0)
-        switch (e) {
-        case 1: SM_TEAM(1); break;
-        case 2: SM_TEAM(2); break;
-        case 4: SM_TEAM(4); break;
-        case 8: SM_TEAM(8); break;
-        case 16: SM_TEAM(16); break;
-        default: SM_TEAM(32); break;
-        }
-#undef SM_TEAM
-        return udnn_gpu_launched();
-    }
-    /* few long rows: enough blocks per row to fill the device, chunks of
-     * 2048 elements or more */
-    const int64_t want = 4 * (int64_t)c->sm_count;
-    int64_t chunks = r.groups < want ? (want + r.groups - 1) / r.groups : 1;
-    const int64_t most = (r.len + 2047) / 2048;
-    if (chunks > most) chunks = most;
-    if (chunks > 1024) chunks = 1024;
-    const size_t part_bytes = (size_t)(r.groups * chunks) * sizeof(sm_acc<C>);
-    if (chunks < 2 || part_bytes > c->scratch_bytes) {
-        const unsigned grid = (unsigned)(r.groups < c->max_blocks ? r.groups : c->max_blocks);
-        if (fwd) sm_rows_block_kernel<T, true><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, o, f);
-        else sm_rows_block_kernel<T, false><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, o, f);
-        return udnn_gpu_launched();
-    }
-    r.chunks = (int)chunks;
-    r.chunk = (r.len + chunks - 1) / chunks;
-    sm_acc<C> *part = (sm_acc<C> *)c->scratch;
-    const int64_t total = r.groups * chunks;
-    const unsigned grid = (unsigned)(total < c->max_blocks ? total : c->max_blocks);
-    if (fwd) sm_rows_part_kernel<T, true><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, part, f);
-    else sm_rows_part_kernel<T, false><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, part, f);
-    udnnStatus_t st = udnn_gpu_launched();
-    if (st != UDNN_STATUS_SUCCESS) return st;
+    const int bs = r.lanes > UDNN_GPU_BLOCK ? r.lanes : UDNN_GPU_BLOCK;
+    const int64_t teams = bs / r.lanes;
+    int64_t blocks = (r.groups + teams - 1) / teams;
+    if (blocks > c->max_blocks) blocks = c->max_blocks;
     if (fwd)
-        sm_rows_final_kernel<T, true><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, o, part, f);
+        sm_rows_reg_kernel<T, true, V><<<(unsigned)blocks, bs, 0, c->stream>>>(r, a, b, o, f);
     else
-        sm_rows_final_kernel<T, false><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, o, part, f);
+        sm_rows_reg_kernel<T, false, V><<<(unsigned)blocks, bs, 0, c->stream>>>(r, a, b, o, f);
     return udnn_gpu_launched();
 }
 
-/* The column tile for CHANNEL over contiguous positions; 0 (nothing
- * launched) when C is too large for a tile of 8 positions in shared memory. */
-template <class T>
-static int sm_cols_fits(const udnn_tensor *t, bool fwd, sm_cols *out, size_t *smem)
+/* Rows too long for registers: a block per row when there are rows enough
+ * to fill the device (a block reads its row twice, the second time likely
+ * from cache), else several blocks per row in chunks of 4096 elements or more,
+ * as many blocks as a grid-stride launch takes (several waves: a short
+ * last one). */
+template <class T, int V>
+static udnnStatus_t sm_launch_rows_blocks(const udnn_gpu_context *c, sm_rows r, const T *a,
+                                          const T *b, T *o, sm_cfg<typename io<T>::C> f,
+                                          bool fwd)
 {
     typedef typename io<T>::C C;
-    sm_cols a;
-    a.n = t->dims[0];
-    a.c = t->dims[1];
-    a.s = sm_positions(t);
-    a.ns = t->strides[0];
-    a.cs = t->strides[1];
-    for (int ts = 32; ts >= 8; ts /= 2) {
-        size_t bytes = (size_t)UDNN_GPU_BLOCK * sizeof(C) +
-                       (size_t)(fwd ? 1 : 2) * (size_t)a.c * ts * sizeof(C);
-        if (bytes <= SM_COLS_SMEM_MAX) {
-            a.ts = ts;
-            a.tiles_per_image = (a.s + ts - 1) / ts;
-            *out = a;
-            *smem = bytes;
-            return 1;
-        }
+    const int64_t want = c->max_blocks;
+    int64_t chunks = r.groups < 4 * (int64_t)c->sm_count ? (want + r.groups - 1) / r.groups : 1;
+    const int64_t most = (r.len + 4095) / 4096;
+    if (chunks > most) chunks = most;
+    if (chunks > 1024) chunks = 1024;
+    if (chunks > 1) {
+        /* chunks of whole 16-element steps keep every chunk at the row's phase */
+        r.chunk = ((r.len + chunks - 1) / chunks + 15) / 16 * 16;
+        chunks = (r.len + r.chunk - 1) / r.chunk;
     }
+    const size_t part_bytes = (size_t)(r.groups * chunks) * sizeof(sm_acc<C>);
+    if (chunks < 2 || part_bytes > c->scratch_bytes) {
+        const unsigned grid = (unsigned)(r.groups < c->max_blocks ? r.groups : c->max_blocks);
+        if (fwd)
+            sm_rows_block_kernel<T, true, V><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, o, f);
+        else
+            sm_rows_block_kernel<T, false, V><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, o, f);
+        return udnn_gpu_launched();
+    }
+    r.chunks = (int)chunks;
+    sm_acc<C> *part = (sm_acc<C> *)c->scratch;
+    const int64_t total = r.groups * chunks;
+    const unsigned grid = (unsigned)(total < c->max_blocks ? total : c->max_blocks);
+    if (fwd)
+        sm_rows_part_kernel<T, true, V><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, part, f);
+    else
+        sm_rows_part_kernel<T, false, V><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, part, f);
+    udnnStatus_t st = udnn_gpu_launched();
+    if (st != UDNN_STATUS_SUCCESS) return st;
+    if (fwd)
+        sm_rows_final_kernel<T, true, V>
+            <<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, o, part, f);
+    else
+        sm_rows_final_kernel<T, false, V>
+            <<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, o, part, f);
+    return udnn_gpu_launched();
+}
+
+/* Rows: a team per row holding it in registers where it fits (the fewest
+ * lanes that hold it: a lane holds up to sm_per_lane vectors), else the
+ * block kernels. 16-byte vectors when every tensor is at one phase and a
+ * row has a few of them. */
+template <class T>
+static udnnStatus_t sm_run_rows(const udnn_gpu_context *c, sm_rows r, const T *a, const T *b,
+                                T *o, sm_cfg<typename io<T>::C> f, bool fwd)
+{
+    const int VV = 16 / sizeof(T);
+    const void *ptrs[3] = {a, b, o};
+    const bool vec = sm_same_phase(ptrs, 3, sizeof(T)) != 0;
+    const bool rvec = vec && r.len >= 4 * VV;
+    const int64_t units = rvec ? (r.len + VV - 1) / VV : r.len;
+    const int per = rvec ? sm_per_lane<T, VV>::E : sm_per_lane<T, 1>::E;
+    int64_t lanes = rvec ? VV : 1; /* a vector lane takes one head and one tail element */
+    while (lanes * per < units) lanes *= 2;
+    if (lanes <= SM_TEAM_MAX &&
+        (r.len <= SM_FEW_ROWS_LEN ||
+         r.groups * lanes >= (int64_t)c->sm_count * UDNN_GPU_BLOCK / 2)) {
+        r.lanes = (int)lanes;
+        if (rvec) return sm_launch_rows_reg<T, VV>(c, r, a, b, o, f, fwd);
+        return sm_launch_rows_reg<T, 1>(c, r, a, b, o, f, fwd);
+    }
+    if (vec) return sm_launch_rows_blocks<T, VV>(c, r, a, b, o, f, fwd);
+    return sm_launch_rows_blocks<T, 1>(c, r, a, b, o, f, fwd);
+}
+
+/* The widest column tile, ts vectors of V positions (a power of two up to
+ * the block), whose K = UDNN_GPU_BLOCK / ts rows of threads hold all c
+ * channels in sm_cols_per_thread vectors each; the tile's rows take a whole
+ * 32-byte sector at least, unless an image has fewer positions. 0: none. */
+template <class T, int V> static int sm_cols_tile(int64_t c, int64_t s, bool fwd)
+{
+    const int e = fwd ? sm_cols_per_thread<T, true, V>::E : sm_cols_per_thread<T, false, V>::E;
+    int top = 1, low = 1;
+    while (top < UDNN_GPU_BLOCK && (int64_t)top * V < s) top *= 2;
+    while (low * V * (int)sizeof(T) < 32) low *= 2;
+    if (low > top) low = top;
+    for (int ts = top; ts >= low; ts /= 2)
+        if ((int64_t)(UDNN_GPU_BLOCK / ts) * e >= c) return ts;
     return 0;
+}
+
+template <class T, int V>
+static udnnStatus_t sm_launch_cols(const udnn_gpu_context *c, sm_cols a, const T *in0,
+                                   const T *in1, T *out, sm_cfg<typename io<T>::C> f, bool fwd)
+{
+    const int64_t per_tile = (int64_t)a.ts * V;
+    a.tiles_per_image = (a.s + per_tile - 1) / per_tile;
+    const unsigned grid = udnn_gpu_grid(c, a.n * a.tiles_per_image * UDNN_GPU_BLOCK);
+    if (fwd)
+        sm_cols_reg_kernel<T, true, V><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(a, in0, in1, out, f);
+    else
+        sm_cols_reg_kernel<T, false, V><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(a, in0, in1, out, f);
+    return udnn_gpu_launched();
 }
 
 static sm_gen sm_gen_of(const udnn_tensor *const *ts, int nt)
@@ -692,12 +961,18 @@ static sm_gen sm_gen_of(const udnn_tensor *const *ts, int nt)
 
 /* Runs a problem: ts[0] (and ts[1] backward) the inputs, the last the
  * output; in0/in1/out their pointers. */
+
+/* Runs a problem: ts[0] (and ts[1] backward) the inputs, the last the
+ * output; in0/in1/out their pointers (in1 = in0 forward, never read). */
 template <class T>
 static udnnStatus_t sm_run(const udnn_gpu_context *c, const udnn_softmax_problem *p,
-                           const udnn_tensor *const *ts, int nt, const void *in0, const void *in1,
-                           void *out, bool fwd)
+                           const udnn_tensor *const *ts, int nt, const void *in0v,
+                           const void *in1v, void *outv, bool fwd)
 {
     typedef typename io<T>::C C;
+    const int VV = 16 / sizeof(T);
+    const T *in0 = (const T *)in0v, *in1 = (const T *)in1v;
+    T *out = (T *)outv;
     const udnn_tensor *t = ts[0];
     if (udnn_gpu_count(t) == 0) return UDNN_STATUS_SUCCESS;
     sm_cfg<C> f;
@@ -712,36 +987,36 @@ static udnnStatus_t sm_run(const udnn_gpu_context *c, const udnn_softmax_problem
     if (same) {
         const bool rows = inst ? sm_dense_from(t, 1) != 0 : (t->dims[1] == 1 || t->strides[1] == 1);
         if (rows) return sm_run_rows<T>(c, sm_rows_of(t, p->mode), in0, in1, out, f, fwd);
-        sm_cols a;
-        size_t smem;
-        if (!inst && sm_packed_from(t, 2, 1) && sm_cols_fits<T>(t, fwd, &a, &smem)) {
-            const unsigned grid = udnn_gpu_grid(c, a.n * a.tiles_per_image * UDNN_GPU_BLOCK);
-            if (fwd)
-                sm_cols_kernel<T, true><<<grid, UDNN_GPU_BLOCK, smem, c->stream>>>(
-                    a, (const T *)in0, (const T *)in1, (T *)out, f);
-            else
-                sm_cols_kernel<T, false><<<grid, UDNN_GPU_BLOCK, smem, c->stream>>>(
-                    a, (const T *)in0, (const T *)in1, (T *)out, f);
-            return udnn_gpu_launched();
+        if (!inst && sm_packed_from(t, 2, 1)) {
+            sm_cols a;
+            memset(&a, 0, sizeof a);
+            a.n = t->dims[0];
+            a.c = t->dims[1];
+            a.s = sm_positions(t);
+            a.ns = t->strides[0];
+            a.cs = t->strides[1];
+            const bool vec = (uintptr_t)in0 % 16 == 0 && (uintptr_t)in1 % 16 == 0 &&
+                             (uintptr_t)out % 16 == 0 && a.s % VV == 0 && a.cs % VV == 0 &&
+                             (a.n == 1 || a.ns % VV == 0);
+            if (vec && (a.ts = sm_cols_tile<T, VV>(a.c, a.s, fwd)) != 0)
+                return sm_launch_cols<T, VV>(c, a, in0, in1, out, f, fwd);
+            if ((a.ts = sm_cols_tile<T, 1>(a.c, a.s, fwd)) != 0)
+                return sm_launch_cols<T, 1>(c, a, in0, in1, out, f, fwd);
         }
     }
     sm_gen a = sm_gen_of(ts, nt);
     if (inst) {
         const unsigned grid = (unsigned)(a.n < c->max_blocks ? a.n : c->max_blocks);
         if (fwd)
-            sm_inst_kernel<T, true><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
-                a, (const T *)in0, (const T *)in1, (T *)out, f);
+            sm_inst_kernel<T, true><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(a, in0, in1, out, f);
         else
-            sm_inst_kernel<T, false><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
-                a, (const T *)in0, (const T *)in1, (T *)out, f);
+            sm_inst_kernel<T, false><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(a, in0, in1, out, f);
     } else {
         const unsigned grid = udnn_gpu_grid(c, a.n * a.s);
         if (fwd)
-            sm_chan_kernel<T, true><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
-                a, (const T *)in0, (const T *)in1, (T *)out, f);
+            sm_chan_kernel<T, true><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(a, in0, in1, out, f);
         else
-            sm_chan_kernel<T, false><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
-                a, (const T *)in0, (const T *)in1, (T *)out, f);
+            sm_chan_kernel<T, false><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(a, in0, in1, out, f);
     }
     return udnn_gpu_launched();
 }
@@ -781,7 +1056,7 @@ static udnnStatus_t sm_fwd_run(void *ctx, const void *problem, void *ws, size_t 
     const udnn_tensor *ts[2] = {&p->x, &p->y};
     udnnStatus_t st = UDNN_STATUS_SUCCESS;
     UDNN_GPU_DISPATCH(p->x.dtype,
-                      st = sm_run<T>(c, p, ts, 2, p->x_ptr, NULL, p->out_ptr, true));
+                      st = sm_run<T>(c, p, ts, 2, p->x_ptr, p->x_ptr, p->out_ptr, true));
     return st;
 }
 
