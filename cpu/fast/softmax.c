@@ -143,8 +143,11 @@ static void bwd_group(const udnn_softmax_problem *p, const float *y, int64_t sy,
         return;
     }
     for (int64_t j = 0; j < m; j++) sum += (double)dy[j * sdy] * y[j * sy];
-    const float s = (float)sum;
-    for (int64_t j = 0; j < m; j++) blend(&dx[j * sdx], y[j * sy] * (dy[j * sdy] - s), alpha, beta);
+    /* dy - sum cancels where dy is close to the sum: subtracting the sum
+     * as a float pair (hi, lo) keeps what rounding it to one float loses */
+    const float s_hi = (float)sum, s_lo = (float)(sum - s_hi);
+    for (int64_t j = 0; j < m; j++)
+        blend(&dx[j * sdx], y[j * sy] * ((dy[j * sdy] - s_hi) - s_lo), alpha, beta);
 }
 
 static udnnStatus_t bwd_run(void *ctx, const void *problem, void *ws, size_t ws_bytes)
