@@ -5,20 +5,42 @@
  * windows clipped to the input, max ignores padding, ties and NaNs as
  * documented there.
  *
- * Forward: one thread per output element computes its window. Backward:
- * one thread per dx element gathers from every output window that covers
- * it (no atomics, deterministic; sums run in the reference's order). For
- * max, a first pass stores each window's argmax (under the reference's
- * tie and NaN rules) as one byte in the context's scratch memory, and the
- * gather compares it with the element's place in the window; when the
- * bytes do not fit (more than 16 Mi outputs, or windows over 256), the
- * gather scans each window instead, stopping at the first element that
- * beats the one it asks about.
+ * Fast paths first, each for the layout of the tensor it writes:
+ * - rows (w innermost, NCHW-like), for the w geometries (window, stride,
+ *   pad) of POOL_ROW_GEOMS: a thread takes V adjacent outputs of a row (V
+ *   elements to 16 bytes), loads the input columns their windows span with
+ *   16-byte loads where aligned, and reduces them in registers; the window
+ *   along w is a compile-time constant, d and h are loops.
+ * - channels (c innermost, NHWC-like, C a multiple of V): a thread takes V
+ *   channels of one output and moves 16 bytes per load and store.
+ * Backward, when no two windows overlap (stride >= window in every dim),
+ * one pass per window: a thread reads the window's x and dy and writes
+ * every dx element of the window's cell (the window and the gap up to the
+ * next one, the last cell running to the input's end), zero where the
+ * element is not the argmax; no scratch memory. When windows overlap, max
+ * takes two passes: the argmax of every window as one byte in the
+ * context's scratch memory (a batch of images at a time when the bytes of
+ * all do not fit), then one thread per V adjacent dx elements (rows) or V
+ * channels (channels) gathers dy from the covering windows whose byte
+ * names it; average gathers dy / divisor in one pass. Sums run in the
+ * reference's order; no atomics.
+ *
+ * Anything else takes the general kernels: one thread per output element
+ * computes its window (forward); one thread per dx element gathers from
+ * every output window that covers it, comparing the argmax bytes of a first
+ * pass or, when the bytes do not fit (more than 16 Mi outputs, or windows
+ * over 256), scanning each window, stopping at the first element that
+ * beats the one it asks about. Non-overlapping windows take the one-pass
+ * kernel with scalar accesses.
  *
  * Threads walk the tensor they write in its memory order (c innermost for
  * NHWC-like layouts, w innermost otherwise) so that neighbouring threads
- * touch neighbouring addresses; index arithmetic uses 32-bit division by
- * invariant divisors unless the tensor holds 2^31 elements or more. */
+ * touch neighbouring addresses; index arithmetic divides by invariant
+ * divisors in 32 bits (the general kernels: unless the tensor holds 2^31
+ * elements or more; the fast paths: while the index is below 2^32), and
+ * offsets are 64-bit. In-place backward (dx over x) is safe on every path
+ * but the window scan: each one-pass thread reads its cell's x before
+ * writing it, and the gathers after the argmax pass do not read x. */
 #include "cuda/kernels.h"
 
 /* ---- the problem as the kernels take it ----------------------------------------- */
@@ -36,6 +58,13 @@ typedef struct {
     int64_t walk_dim[4];
     udnn_gpu_div32 walk_div[4];
     int64_t count;
+    /* the fast paths: the walk's divisors, and whether x, y (backward: dy)
+     * and dx take 16-byte accesses */
+    struct {
+        uint64_t m;
+        uint32_t s;
+    } walk_fdiv[4];
+    int vx, vy, vdx;
 } pool_args;
 
 /* The logical coordinates of walk index i. */
@@ -308,6 +337,732 @@ __global__ void pool_bwd_kernel(pool_args a, const T *x, const T *dy, const uint
     }
 }
 
+/* ---- fast paths: shared pieces ----------------------------------------------------- */
+
+/* What a fast-path thread moves at once: N = 4 elements (2 of DOUBLE), 16
+ * bytes, 8 for HALF and BFLOAT16 (eight 16-bit outputs per thread held too
+ * many registers), aligned to their size. */
+template <class T> struct alignas(sizeof(T) == 8 ? 16 : 4 * sizeof(T)) pool_vt {
+    enum { N = sizeof(T) == 8 ? 2 : 4 };
+    T v[N];
+};
+
+__host__ __device__ constexpr int pool_floor_div(int a, int b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+__host__ __device__ constexpr int pool_ceil_div(int a, int b)
+{
+    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+/* The fast kernels' launch bounds: at most 128 registers, so that two
+ * blocks (512 threads) or more stay resident on a multiprocessor; each
+ * thread has a whole window's loads in flight. */
+#define POOL_FAST __global__ void __launch_bounds__(UDNN_GPU_BLOCK, 2)
+
+/* s / d for the averages (d a small whole number): float by __fdividef
+ * (within 2 ulp; no slow path to call, and save registers around), double
+ * exactly. */
+__device__ __forceinline__ float pool_div(float s, float d)
+{
+    return __fdividef(s, d);
+}
+__device__ __forceinline__ double pool_div(double s, double d)
+{
+    return s / d;
+}
+
+/* What a fast kernel computes per window. */
+enum { POOL_AVG, POOL_MAX, POOL_ARG };
+
+/* Walk index i split innermost first (t[0..3]) with the rest in t[4]. The
+ * divisions are multiply-highs (Granlund and Montgomery, fig. 4.1, as
+ * udnn_gpu_div32 but in 64 bits: exact for i < 2^63, no 64-bit division
+ * and no branch; see pool_walk). */
+__device__ __forceinline__ void pool_split(const pool_args &a, int64_t i, int64_t t[5])
+{
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const uint64_t n = (uint64_t)i;
+        const int64_t q = (int64_t)((__umul64hi(n, a.walk_fdiv[k].m) + n) >> a.walk_fdiv[k].s);
+        t[k] = i - q * a.walk_dim[k];
+        i = q;
+    }
+    t[4] = i;
+}
+
+/* V elements at p: one access of pool_vt (p aligned) when V > 1. */
+template <class T, int V> __device__ __forceinline__ pool_vt<T> pool_ldv(const T *p)
+{
+    pool_vt<T> u;
+    if (V == 1) u.v[0] = *p;
+    else u = *(const pool_vt<T> *)p;
+    return u;
+}
+
+/* p[j] = alpha * v[j] + beta * p[j] for V elements (one access of pool_vt
+ * when V > 1); p is read only when beta != 0. */
+template <class T, int V>
+__device__ __forceinline__ void pool_stv(T *p, const typename io<T>::C *v,
+                                         typename io<T>::C alpha, typename io<T>::C beta)
+{
+    typedef typename io<T>::C C;
+    if (V == 1) {
+        pool_blend_store(p, v[0], alpha, beta);
+        return;
+    }
+    pool_vt<T> u;
+    if (beta != C(0)) {
+        u = *(const pool_vt<T> *)p;
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            C r = alpha * v[j];
+            r += beta * io<T>::ld(u.v[j]);
+            u.v[j] = io<T>::st(r);
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++) u.v[j] = io<T>::st(alpha * v[j]);
+    }
+    *(pool_vt<T> *)p = u;
+}
+
+/* V argmax bytes (V = 2 or 4), byte j of `bytes` at p + j; p aligned to V. */
+template <int V> __device__ __forceinline__ void pool_st_bytes(uint8_t *p, uint32_t bytes)
+{
+    if (V == 4) *(uint32_t *)p = bytes;
+    else *(uint16_t *)p = (uint16_t)bytes;
+}
+template <int V> __device__ __forceinline__ uint32_t pool_ld_bytes(const uint8_t *p)
+{
+    if (V == 4) return *(const uint32_t *)p;
+    return *(const uint16_t *)p;
+}
+
+/* A running window maximum under the reference's rules (see
+ * pool_window_max), elements taken in the window's row-major order. best
+ * starts as NaN (NOT_PROPAGATE: no number yet; a number replaces it, a NaN
+ * never does) or -inf (PROPAGATE: the first NaN replaces a number and
+ * stays); otherwise only a greater number replaces best, so the first
+ * maximum wins ties. at is where best came from, -1 while nothing has
+ * replaced the start: then the window's first position holds the maximum
+ * (an all-NaN window under NOT_PROPAGATE, or one of only -inf), which
+ * pool_mx_at supplies. */
+template <class C> struct pool_mx {
+    C best;
+    int at;
+};
+
+template <class C> __device__ __forceinline__ void pool_mx_init(pool_mx<C> &m, bool propagate)
+{
+    m.best = propagate ? C(-INFINITY) : C(NAN);
+    m.at = -1;
+}
+
+template <class C, bool POS>
+__device__ __forceinline__ void pool_mx_take(pool_mx<C> &m, C v, int pos, bool propagate)
+{
+    /* PROPAGATE: a NaN over a number; NOT_PROPAGATE: a number over NaN */
+    if (v > m.best || ((v != v) == propagate && (m.best != m.best) != propagate)) {
+        m.best = v;
+        if (POS) m.at = pos;
+    }
+}
+
+/* Where the maximum is, given the window's first position. */
+template <class C> __device__ __forceinline__ int pool_mx_at(const pool_mx<C> &m, int first)
+{
+    return m.at < 0 ? first : m.at;
+}
+
+/* The window of output o along dim k clipped to the input, [lo, hi), and
+ * its unclipped start. */
+__device__ __forceinline__ int pool_span(const pool_args &a, int k, int o, int &lo, int &hi)
+{
+    const int start = o * a.str[k] - a.pad[k];
+    lo = start < 0 ? 0 : start;
+    hi = start + a.win[k] > a.in[k] ? a.in[k] : start + a.win[k];
+    return start;
+}
+
+/* The cell of output o along dim k: its window and the gap to the next
+ * window (stride >= window), clipped to the input, the last running to the
+ * input's end. Cells tile the input. */
+__device__ __forceinline__ void pool_cell(const pool_args &a, int k, int o, int &lo, int &hi)
+{
+    const int start = o * a.str[k] - a.pad[k];
+    lo = start < 0 ? 0 : start;
+    hi = o == a.out[k] - 1 || start + a.str[k] > a.in[k] ? a.in[k] : start + a.str[k];
+}
+
+/* ---- fast paths: rows ------------------------------------------------------------ */
+
+/* Forward (MODE POOL_AVG or POOL_MAX: y; POOL_ARG: the argmax bytes, V per
+ * item at arg + i * V, so a row of y has ceil(OW / V) * V bytes) over items
+ * of V adjacent outputs of a row (walk: groups, oh, od, c; n). The window
+ * along w is KW wide, SW apart, PW padded, and at most KW high (the rows
+ * unroll; d is a loop). The thread loads slots of V columns [B + L0 + qV,
+ * + V), B = ow0 * SW, of each input row of its windows: the columns some
+ * window needs ([B - PW, B + SPAN)), a whole pool_vt where they all do, lie
+ * inside the row and x allows it. */
+template <class T, int KW, int SW, int PW, int MODE>
+POOL_FAST pool_row_fwd_kernel(pool_args a, const T *__restrict__ x, T *__restrict__ y,
+                              uint8_t *__restrict__ arg, typename io<T>::C alpha,
+                              typename io<T>::C beta)
+{
+    typedef typename io<T>::C C;
+    typedef pool_vt<T> VT;
+    constexpr int V = VT::N;
+    constexpr int L0 = -pool_ceil_div(PW, V) * V;
+    constexpr int SPAN = (V - 1) * SW + KW - PW;
+    constexpr int NS = pool_ceil_div(SPAN, V) - L0 / V;
+    UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
+    {
+        int64_t t[5];
+        pool_split(a, i, t);
+        const int ow0 = (int)t[0] * V, B = ow0 * SW;
+        int dlo, dhi, hlo, hhi;
+        const int d0 = pool_span(a, 0, (int)t[2], dlo, dhi);
+        const int h0 = pool_span(a, 1, (int)t[1], hlo, hhi);
+        const T *xb = x + t[4] * a.xs[0] + t[3] * a.xs[1];
+        /* buffer element e (column B + L0 + e) lies inside the row when
+         * elo <= e < ehi */
+        const int elo = -(B + L0), ehi = a.in[2] - (B + L0);
+        pool_mx<C> m[V];
+        C s[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            pool_mx_init(m[j], a.propagate_nan);
+            s[j] = C(0);
+        }
+        for (int d = dlo; d < dhi; d++) {
+            const T *plane = xb + d * a.xs[2];
+            VT buf[KW][NS];
+#pragma unroll
+            for (int r = 0; r < KW; r++) {
+                if (h0 + r < hlo || h0 + r >= hhi) continue;
+                const T *row = plane + (h0 + r) * a.xs[3];
+#pragma unroll
+                for (int q = 0; q < NS; q++) {
+                    const int first = L0 + q * V; /* the slot's columns, relative to B */
+                    const bool whole = first >= -PW && first + V <= SPAN;
+                    if (whole && a.vx && q * V >= elo && q * V + V <= ehi) {
+                        buf[r][q] = *(const VT *)(row + B + first);
+                    } else {
+#pragma unroll
+                        for (int k = 0; k < V; k++)
+                            if (first + k >= -PW && first + k < SPAN && q * V + k >= elo &&
+                                q * V + k < ehi)
+                                buf[r][q].v[k] = row[(int64_t)(B + first + k) * a.xs[4]];
+                    }
+                }
+            }
+#pragma unroll
+            for (int r = 0; r < KW; r++) {
+                if (h0 + r < hlo || h0 + r >= hhi) continue;
+                const int rowpos = ((d - d0) * a.win[1] + r) * KW;
+#pragma unroll
+                for (int j = 0; j < V; j++)
+#pragma unroll
+                    for (int kw = 0; kw < KW; kw++) {
+                        const int e = j * SW - PW + kw - L0;
+                        if (e < elo || e >= ehi) continue;
+                        const C v = io<T>::ld(buf[r][e / V].v[e % V]);
+                        if (MODE == POOL_AVG) s[j] += v;
+                        else pool_mx_take<C, MODE == POOL_ARG>(m[j], v, rowpos + kw, a.propagate_nan);
+                    }
+            }
+        }
+        if (MODE == POOL_ARG) {
+            uint32_t bytes = 0;
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                const int w0 = B + j * SW - PW; /* window j's first column */
+                const int first = ((dlo - d0) * a.win[1] + (hlo - h0)) * KW + (w0 < 0 ? -w0 : 0);
+                bytes |= (uint32_t)(uint8_t)pool_mx_at(m[j], first) << (8 * j);
+            }
+            pool_st_bytes<V>(arg + i * V, bytes);
+        } else {
+            C v[V];
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                if (MODE == POOL_MAX) {
+                    v[j] = m[j].best;
+                } else {
+                    int cols = 0;
+#pragma unroll
+                    for (int kw = 0; kw < KW; kw++) {
+                        const int e = j * SW - PW + kw - L0;
+                        cols += e >= elo && e < ehi ? 1 : 0;
+                    }
+                    v[j] = pool_div(s[j], a.include_pad ? C(a.win[0] * a.win[1] * KW)
+                                                         : C((dhi - dlo) * (hhi - hlo) * cols));
+                }
+            }
+            T *yr = y + t[4] * a.ys[0] + t[3] * a.ys[1] + t[2] * a.ys[2] + t[1] * a.ys[3];
+            if (a.vy && ow0 + V <= a.out[2]) {
+                pool_stv<T, V>(yr + ow0, v, alpha, beta);
+            } else {
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    if (ow0 + j < a.out[2])
+                        pool_blend_store(yr + (ow0 + j) * a.ys[4], v[j], alpha, beta);
+            }
+        }
+    }
+}
+
+/* Backward gather over items of V adjacent dx elements of a row (walk:
+ * groups, h, d, c; n): the outputs whose windows cover them along w are
+ * ob + r, ob = w0 / SW, r in [R0, R1] (compile-time, V % SW == 0); d and h
+ * as pool_covering finds them. HOW: POOL_BWD_ARGMAX (the bytes of
+ * pool_row_fwd_kernel, rows of `pitch` bytes) or POOL_BWD_AVG. */
+template <class T, int KW, int SW, int PW, int HOW>
+POOL_FAST pool_row_gather_kernel(pool_args a, const T *__restrict__ dy,
+                                 const uint8_t *__restrict__ arg, int64_t pitch,
+                                 T *__restrict__ dx, typename io<T>::C alpha,
+                                 typename io<T>::C beta)
+{
+    typedef typename io<T>::C C;
+    constexpr int V = pool_vt<T>::N;
+    static_assert(V % SW == 0, "a group's first column must start a window stride");
+    constexpr int R0 = pool_ceil_div(PW - KW + 1, SW), R1 = pool_floor_div(V - 1 + PW, SW);
+    UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
+    {
+        int64_t t[5];
+        pool_split(a, i, t);
+        const int w0 = (int)t[0] * V, h = (int)t[1], d = (int)t[2];
+        const int ob = w0 / SW;
+        int odlo, odhi, ohlo, ohhi;
+        pool_covering(a, 0, d, odlo, odhi);
+        pool_covering(a, 1, h, ohlo, ohhi);
+        const T *dyb = dy + t[4] * a.ys[0] + t[3] * a.ys[1];
+        const int64_t plane = (t[4] * a.walk_dim[3] + t[3]) * a.out[0];
+        C grad[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) grad[j] = C(0);
+        for (int od = odlo; od < odhi; od++)
+            for (int oh = ohlo; oh < ohhi; oh++) {
+                const T *dyr = dyb + od * a.ys[2] + oh * a.ys[3];
+                const uint8_t *ar = arg + ((plane + od) * a.out[1] + oh) * pitch;
+                const int dpos = d - (od * a.str[0] - a.pad[0]), hpos = h - (oh * a.str[1] - a.pad[1]);
+                const int relbase = (dpos * a.win[1] + hpos) * KW;
+                int dhcount = 0;
+                if (HOW == POOL_BWD_AVG) {
+                    int lo, hi, lo2, hi2;
+                    pool_span(a, 0, od, lo, hi);
+                    pool_span(a, 1, oh, lo2, hi2);
+                    dhcount = (hi - lo) * (hi2 - lo2);
+                }
+#pragma unroll
+                for (int r = R0; r <= R1; r++) {
+                    const int ow = ob + r;
+                    if ((unsigned)ow >= (unsigned)a.out[2]) continue;
+                    const C g = io<T>::ld(dyr[ow * a.ys[4]]);
+                    int at = 0;
+                    C share = C(0);
+                    if (HOW == POOL_BWD_ARGMAX) {
+                        at = ar[ow];
+                    } else {
+                        int lo, hi;
+                        pool_span(a, 2, ow, lo, hi);
+                        share = pool_div(g, a.include_pad ? C(a.win[0] * a.win[1] * KW)
+                                                          : C(dhcount * (hi - lo)));
+                    }
+#pragma unroll
+                    for (int j = 0; j < V; j++) {
+                        const int kw = j - (r * SW - PW);
+                        if (kw < 0 || kw >= KW) continue;
+                        if (HOW == POOL_BWD_ARGMAX) grad[j] += at == relbase + kw ? g : C(0);
+                        else grad[j] += share;
+                    }
+                }
+            }
+        T *dxr = dx + t[4] * a.xs2[0] + t[3] * a.xs2[1] + d * a.xs2[2] + h * a.xs2[3];
+        if (a.vdx && w0 + V <= a.in[2]) {
+            pool_stv<T, V>(dxr + w0, grad, alpha, beta);
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                if (w0 + j < a.in[2]) pool_blend_store(dxr + (w0 + j) * a.xs2[4], grad[j], alpha, beta);
+        }
+    }
+}
+
+/* Backward in one pass when no windows overlap and the window along w is
+ * 2 wide, 2 apart, unpadded, and at most 2 high: items of V adjacent
+ * outputs of a row (walk: groups, oh, od, c; n), each writing the 2V
+ * columns of its windows over the rows of their cells (the group holding
+ * the last output also the column an odd width leaves). MODE POOL_MAX or
+ * POOL_AVG. */
+template <class T, int MODE>
+POOL_FAST pool_row_cell_kernel(pool_args a, const T *__restrict__ x, const T *__restrict__ dy,
+                               T *__restrict__ dx, typename io<T>::C alpha,
+                               typename io<T>::C beta)
+{
+    typedef typename io<T>::C C;
+    typedef pool_vt<T> VT;
+    constexpr int V = VT::N, NB = 2 * V;
+    UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
+    {
+        int64_t t[5];
+        pool_split(a, i, t);
+        const int ow0 = (int)t[0] * V, B = 2 * ow0, oh = (int)t[1], od = (int)t[2];
+        int dlo, dhi, hlo, hhi, cdlo, cdhi, chlo, chhi;
+        const int d0 = pool_span(a, 0, od, dlo, dhi);
+        const int h0 = pool_span(a, 1, oh, hlo, hhi);
+        pool_cell(a, 0, od, cdlo, cdhi);
+        pool_cell(a, 1, oh, chlo, chhi);
+        const int ehi = a.in[2] - B; /* column B + e lies inside the row when e < ehi */
+        /* the windows' maxima */
+        pool_mx<C> m[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) pool_mx_init(m[j], a.propagate_nan);
+        if (MODE == POOL_MAX) {
+            const T *xb = x + t[4] * a.xs[0] + t[3] * a.xs[1];
+            const bool whole = a.vx && NB <= ehi;
+            for (int d = dlo; d < dhi; d++) {
+                VT buf[2][2];
+#pragma unroll
+                for (int r = 0; r < 2; r++) {
+                    if (h0 + r < hlo || h0 + r >= hhi) continue;
+                    const T *row = xb + d * a.xs[2] + (h0 + r) * a.xs[3];
+                    if (whole) {
+                        buf[r][0] = *(const VT *)(row + B);
+                        buf[r][1] = *(const VT *)(row + B + V);
+                    } else {
+#pragma unroll
+                        for (int e = 0; e < NB; e++)
+                            if (e < ehi) buf[r][e / V].v[e % V] = row[(int64_t)(B + e) * a.xs[4]];
+                    }
+                }
+#pragma unroll
+                for (int r = 0; r < 2; r++) {
+                    if (h0 + r < hlo || h0 + r >= hhi) continue;
+                    const int rowpos = ((d - d0) * a.win[1] + r) * 2;
+#pragma unroll
+                    for (int e = 0; e < NB; e++)
+                        if (e < ehi)
+                            pool_mx_take<C, true>(m[e / 2], io<T>::ld(buf[r][e / V].v[e % V]),
+                                                  rowpos + e % 2, a.propagate_nan);
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < V; j++) m[j].at = pool_mx_at(m[j], ((dlo - d0) * a.win[1] + (hlo - h0)) * 2);
+        }
+        /* each window's dy, divided for average; 0 past the last output */
+        C g[V];
+        const T *dyr = dy + t[4] * a.ys[0] + t[3] * a.ys[1] + od * a.ys[2] + oh * a.ys[3];
+        if (a.vy && ow0 + V <= a.out[2]) {
+            const VT u = *(const VT *)(dyr + ow0);
+#pragma unroll
+            for (int j = 0; j < V; j++) g[j] = io<T>::ld(u.v[j]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                g[j] = ow0 + j < a.out[2] ? io<T>::ld(dyr[(ow0 + j) * a.ys[4]]) : C(0);
+        }
+        if (MODE == POOL_AVG) {
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                const int cols = (2 * j < ehi ? 1 : 0) + (2 * j + 1 < ehi ? 1 : 0);
+                g[j] = pool_div(g[j], a.include_pad ? C(a.win[0] * a.win[1] * 2)
+                                                     : C((dhi - dlo) * (hhi - hlo) * cols));
+            }
+        }
+        /* the cells' dx */
+        T *dxb = dx + t[4] * a.xs2[0] + t[3] * a.xs2[1];
+        const bool last = ow0 + V >= a.out[2], vec = a.vdx && NB <= ehi;
+        for (int d = cdlo; d < cdhi; d++)
+            for (int h = chlo; h < chhi; h++) {
+                const bool in_win = d >= dlo && d < dhi && h >= hlo && h < hhi;
+                const int rowpos = ((d - d0) * a.win[1] + (h - h0)) * 2;
+                T *row = dxb + d * a.xs2[2] + h * a.xs2[3];
+#pragma unroll
+                for (int q = 0; q < 2; q++) {
+                    C v[V];
+#pragma unroll
+                    for (int k = 0; k < V; k++) {
+                        const int e = q * V + k, j = e / 2;
+                        const bool mine = MODE == POOL_MAX ? m[j].at == rowpos + e % 2 : true;
+                        v[k] = in_win && ow0 + j < a.out[2] && mine ? g[j] : C(0);
+                    }
+                    if (vec) {
+                        pool_stv<T, V>(row + B + q * V, v, alpha, beta);
+                    } else {
+#pragma unroll
+                        for (int k = 0; k < V; k++)
+                            if (q * V + k < ehi)
+                                pool_blend_store(row + (B + q * V + k) * a.xs2[4], v[k], alpha, beta);
+                    }
+                }
+                if (last)
+                    for (int w = B + NB; w < a.in[2]; w++)
+                        pool_blend_store(row + w * a.xs2[4], C(0), alpha, beta);
+            }
+    }
+}
+
+/* ---- fast paths: channels and cells ---------------------------------------------------- */
+
+/* Forward over items of V channels of one output (walk: C / V, ow, oh, od;
+ * n), c innermost and unit-stride in x and y. KW: the window along w, and
+ * the most along h, as a compile-time constant (the loads of a window
+ * issue together), or 0 for loops. MODE as the row kernel's (POOL_ARG: V
+ * bytes per item at arg + i * V: y's positions in order, C innermost). */
+template <class T, int KW, int MODE>
+POOL_FAST pool_chan_fwd_kernel(pool_args a, const T *__restrict__ x, T *__restrict__ y,
+                               uint8_t *__restrict__ arg, typename io<T>::C alpha,
+                               typename io<T>::C beta)
+{
+    typedef typename io<T>::C C;
+    typedef pool_vt<T> VT;
+    constexpr int V = VT::N;
+    UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
+    {
+        int64_t t[5];
+        pool_split(a, i, t);
+        int dlo, dhi, hlo, hhi, wlo, whi;
+        const int d0 = pool_span(a, 0, (int)t[3], dlo, dhi);
+        const int h0 = pool_span(a, 1, (int)t[2], hlo, hhi);
+        const int w0 = pool_span(a, 2, (int)t[1], wlo, whi);
+        const T *xb = x + t[4] * a.xs[0] + t[0] * V;
+        pool_mx<C> m[V];
+        C s[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            pool_mx_init(m[j], a.propagate_nan);
+            s[j] = C(0);
+        }
+        const int kwin = KW > 0 ? KW : a.win[2];
+        for (int d = dlo; d < dhi; d++) {
+            const T *plane = xb + d * a.xs[2];
+            if (KW > 0) {
+                VT buf[KW > 0 ? KW : 1][KW > 0 ? KW : 1];
+#pragma unroll
+                for (int r = 0; r < KW; r++)
+#pragma unroll
+                    for (int kw = 0; kw < KW; kw++)
+                        if (h0 + r >= hlo && h0 + r < hhi && w0 + kw >= wlo && w0 + kw < whi)
+                            buf[r][kw] = *(const VT *)(plane + (h0 + r) * a.xs[3] + (w0 + kw) * a.xs[4]);
+#pragma unroll
+                for (int r = 0; r < KW; r++)
+#pragma unroll
+                    for (int kw = 0; kw < KW; kw++) {
+                        if (h0 + r < hlo || h0 + r >= hhi || w0 + kw < wlo || w0 + kw >= whi) continue;
+                        const int pos = ((d - d0) * a.win[1] + r) * KW + kw;
+#pragma unroll
+                        for (int j = 0; j < V; j++) {
+                            const C v = io<T>::ld(buf[r][kw].v[j]);
+                            if (MODE == POOL_AVG) s[j] += v;
+                            else pool_mx_take<C, MODE == POOL_ARG>(m[j], v, pos, a.propagate_nan);
+                        }
+                    }
+            } else {
+                for (int h = hlo; h < hhi; h++) {
+                    const T *row = plane + h * a.xs[3];
+                    const int rowpos = ((d - d0) * a.win[1] + (h - h0)) * kwin - w0;
+                    for (int w = wlo; w < whi; w++) {
+                        const VT u = *(const VT *)(row + w * a.xs[4]);
+#pragma unroll
+                        for (int j = 0; j < V; j++) {
+                            const C v = io<T>::ld(u.v[j]);
+                            if (MODE == POOL_AVG) s[j] += v;
+                            else pool_mx_take<C, MODE == POOL_ARG>(m[j], v, rowpos + w, a.propagate_nan);
+                        }
+                    }
+                }
+            }
+        }
+        if (MODE == POOL_ARG) {
+            uint32_t bytes = 0;
+            const int first = ((dlo - d0) * a.win[1] + (hlo - h0)) * kwin + wlo - w0;
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                bytes |= (uint32_t)(uint8_t)pool_mx_at(m[j], first) << (8 * j);
+            pool_st_bytes<V>(arg + i * V, bytes);
+        } else {
+            C v[V];
+            const C div = a.include_pad ? C(a.win[0] * a.win[1] * a.win[2])
+                                        : C((dhi - dlo) * (hhi - hlo) * (whi - wlo));
+#pragma unroll
+            for (int j = 0; j < V; j++) v[j] = MODE == POOL_MAX ? m[j].best : pool_div(s[j], div);
+            pool_stv<T, V>(y + t[4] * a.ys[0] + t[0] * V + t[3] * a.ys[2] + t[2] * a.ys[3] +
+                               t[1] * a.ys[4],
+                           v, alpha, beta);
+        }
+    }
+}
+
+/* Backward gather over items of V channels of one dx element (walk: C / V,
+ * w, h, d; n), c innermost and unit-stride in dy and dx. HOW:
+ * POOL_BWD_ARGMAX (the bytes of pool_chan_fwd_kernel) or POOL_BWD_AVG. */
+template <class T, int HOW>
+POOL_FAST pool_chan_gather_kernel(pool_args a, const T *__restrict__ dy,
+                                  const uint8_t *__restrict__ arg, T *__restrict__ dx,
+                                  typename io<T>::C alpha, typename io<T>::C beta)
+{
+    typedef typename io<T>::C C;
+    typedef pool_vt<T> VT;
+    constexpr int V = VT::N;
+    UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
+    {
+        int64_t t[5];
+        pool_split(a, i, t);
+        const int w = (int)t[1], h = (int)t[2], d = (int)t[3];
+        int olo[3], ohi[3];
+        pool_covering(a, 0, d, olo[0], ohi[0]);
+        pool_covering(a, 1, h, olo[1], ohi[1]);
+        pool_covering(a, 2, w, olo[2], ohi[2]);
+        const T *dyb = dy + t[4] * a.ys[0] + t[0] * V;
+        const int64_t cpos = a.walk_dim[0] * V; /* C */
+        C grad[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) grad[j] = C(0);
+        for (int od = olo[0]; od < ohi[0]; od++)
+            for (int oh = olo[1]; oh < ohi[1]; oh++) {
+                const int64_t orow = (t[4] * a.out[0] + od) * a.out[1] + oh;
+                const int dpos = d - (od * a.str[0] - a.pad[0]), hpos = h - (oh * a.str[1] - a.pad[1]);
+                int dhcount = 0;
+                if (HOW == POOL_BWD_AVG) {
+                    int lo, hi, lo2, hi2;
+                    pool_span(a, 0, od, lo, hi);
+                    pool_span(a, 1, oh, lo2, hi2);
+                    dhcount = (hi - lo) * (hi2 - lo2);
+                }
+                for (int ow = olo[2]; ow < ohi[2]; ow++) {
+                    const VT u = *(const VT *)(dyb + od * a.ys[2] + oh * a.ys[3] + ow * a.ys[4]);
+                    if (HOW == POOL_BWD_ARGMAX) {
+                        const uint32_t bytes =
+                            pool_ld_bytes<V>(arg + (orow * a.out[2] + ow) * cpos + t[0] * V);
+                        const int rel = (dpos * a.win[1] + hpos) * a.win[2] + w - (ow * a.str[2] - a.pad[2]);
+#pragma unroll
+                        for (int j = 0; j < V; j++)
+                            grad[j] += (int)((bytes >> (8 * j)) & 0xff) == rel ? io<T>::ld(u.v[j]) : C(0);
+                    } else {
+                        int lo, hi;
+                        pool_span(a, 2, ow, lo, hi);
+                        const C div = a.include_pad ? C(a.win[0] * a.win[1] * a.win[2]) : C(dhcount * (hi - lo));
+#pragma unroll
+                        for (int j = 0; j < V; j++) grad[j] += pool_div(io<T>::ld(u.v[j]), div);
+                    }
+                }
+            }
+        pool_stv<T, V>(dx + t[4] * a.xs2[0] + t[0] * V + d * a.xs2[2] + h * a.xs2[3] + w * a.xs2[4],
+                       grad, alpha, beta);
+    }
+}
+
+/* Backward in one pass when no windows overlap: items of V channels of one
+ * output window (CLAST; V > 1 wants c innermost and unit-stride in x, dy and
+ * dx; walk C / V, ow, oh, od; n) or of one output window (V = 1, walk ow,
+ * oh, od, c; n), each reading its window and writing its cell. K > 0: the
+ * window is at most K high and wide, its loads unrolled. MODE POOL_MAX or
+ * POOL_AVG. */
+template <class T, int V, bool CLAST, int K, int MODE>
+POOL_FAST pool_cell_kernel(pool_args a, const T *__restrict__ x, const T *__restrict__ dy,
+                           T *__restrict__ dx, typename io<T>::C alpha, typename io<T>::C beta)
+{
+    typedef typename io<T>::C C;
+    typedef pool_vt<T> VT;
+    UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
+    {
+        int64_t t[5];
+        pool_split(a, i, t);
+        int64_t c0;
+        int o[3];
+        if (CLAST) {
+            c0 = t[0] * V, o[2] = (int)t[1], o[1] = (int)t[2], o[0] = (int)t[3];
+        } else {
+            o[2] = (int)t[0], o[1] = (int)t[1], o[0] = (int)t[2], c0 = t[3];
+        }
+        int lo[3], hi[3], clo[3], chi[3], start[3];
+#pragma unroll
+        for (int k = 0; k < 3; k++) {
+            start[k] = pool_span(a, k, o[k], lo[k], hi[k]);
+            pool_cell(a, k, o[k], clo[k], chi[k]);
+        }
+        pool_mx<C> m[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) pool_mx_init(m[j], a.propagate_nan);
+        if (MODE == POOL_MAX) {
+            const T *xb = x + t[4] * a.xs[0] + c0 * a.xs[1];
+            for (int d = lo[0]; d < hi[0]; d++) {
+                const T *plane = xb + d * a.xs[2];
+                if (K > 0) {
+                    VT buf[K > 0 ? K : 1][K > 0 ? K : 1];
+#pragma unroll
+                    for (int r = 0; r < K; r++)
+#pragma unroll
+                        for (int kw = 0; kw < K; kw++)
+                            if (start[1] + r >= lo[1] && start[1] + r < hi[1] &&
+                                start[2] + kw >= lo[2] && start[2] + kw < hi[2])
+                                buf[r][kw] = pool_ldv<T, V>(plane + (start[1] + r) * a.xs[3] +
+                                                            (start[2] + kw) * a.xs[4]);
+#pragma unroll
+                    for (int r = 0; r < K; r++)
+#pragma unroll
+                        for (int kw = 0; kw < K; kw++) {
+                            if (start[1] + r < lo[1] || start[1] + r >= hi[1] ||
+                                start[2] + kw < lo[2] || start[2] + kw >= hi[2])
+                                continue;
+                            const int pos = ((d - start[0]) * a.win[1] + r) * a.win[2] + kw;
+#pragma unroll
+                            for (int j = 0; j < V; j++)
+                                pool_mx_take<C, true>(m[j], io<T>::ld(buf[r][kw].v[j]), pos,
+                                                      a.propagate_nan);
+                        }
+                } else {
+                    for (int h = lo[1]; h < hi[1]; h++) {
+                        const T *row = plane + h * a.xs[3];
+                        const int rowpos =
+                            ((d - start[0]) * a.win[1] + (h - start[1])) * a.win[2] - start[2];
+                        for (int w = lo[2]; w < hi[2]; w++) {
+                            const VT u = pool_ldv<T, V>(row + w * a.xs[4]);
+#pragma unroll
+                            for (int j = 0; j < V; j++)
+                                pool_mx_take<C, true>(m[j], io<T>::ld(u.v[j]), rowpos + w,
+                                                      a.propagate_nan);
+                        }
+                    }
+                }
+            }
+            const int first = ((lo[0] - start[0]) * a.win[1] + (lo[1] - start[1])) * a.win[2] + lo[2] - start[2];
+#pragma unroll
+            for (int j = 0; j < V; j++) m[j].at = pool_mx_at(m[j], first);
+        }
+        C g[V];
+        {
+            const VT u = pool_ldv<T, V>(dy + t[4] * a.ys[0] + c0 * a.ys[1] + o[0] * a.ys[2] +
+                                        o[1] * a.ys[3] + o[2] * a.ys[4]);
+#pragma unroll
+            for (int j = 0; j < V; j++) g[j] = io<T>::ld(u.v[j]);
+        }
+        if (MODE == POOL_AVG) {
+            const C div = a.include_pad ? C(a.win[0] * a.win[1] * a.win[2])
+                                        : C((hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]));
+#pragma unroll
+            for (int j = 0; j < V; j++) g[j] = pool_div(g[j], div);
+        }
+        T *dxb = dx + t[4] * a.xs2[0] + c0 * a.xs2[1];
+        for (int d = clo[0]; d < chi[0]; d++)
+            for (int h = clo[1]; h < chi[1]; h++) {
+                T *row = dxb + d * a.xs2[2] + h * a.xs2[3];
+                const bool in_dh = d >= lo[0] && d < hi[0] && h >= lo[1] && h < hi[1];
+                const int rowpos = ((d - start[0]) * a.win[1] + (h - start[1])) * a.win[2] - start[2];
+                for (int w = clo[2]; w < chi[2]; w++) {
+                    const bool in_win = in_dh && w >= lo[2] && w < hi[2];
+                    C v[V];
+#pragma unroll
+                    for (int j = 0; j < V; j++)
+                        v[j] = in_win && (MODE == POOL_AVG || m[j].at == rowpos + w) ? g[j] : C(0);
+                    pool_stv<T, V>(row + w * a.xs2[4], v, alpha, beta);
+                }
+            }
+    }
+}
+
 /* ---- host side ------------------------------------------------------------------------- */
 
 /* c innermost in memory (NHWC-like): walk c fastest. */
@@ -424,16 +1179,298 @@ static int pool_big(const pool_args &a)
     return a.count >= ((int64_t)1 << 31);
 }
 
+/* ---- host side: the fast paths ----------------------------------------------------------- */
+
+/* 1 when t moves pool_vt<T> (V elements) at a time along dim `inner`: the
+ * pointer aligned to it, `inner` unit-stride, every other stride that
+ * matters a multiple of V. */
+template <class T> static int pool_vec_ok(const void *ptr, const udnn_tensor *t, int inner)
+{
+    const int V = pool_vt<T>::N;
+    if ((uintptr_t)ptr % sizeof(pool_vt<T>) != 0 || t->strides[inner] != 1) return 0;
+    for (int d = 0; d < 5; d++)
+        if (d != inner && t->dims[d] > 1 && t->strides[d] % V != 0) return 0;
+    return 1;
+}
+
+/* A fast path's walk: dims d[0] (innermost) .. d[3], then n; the
+ * multipliers of pool_split: s = ceil(log2 d), m = 2^64 (2^s - d) / d + 1. */
+static void pool_walk(pool_args &a, int64_t d0, int64_t d1, int64_t d2, int64_t d3, int64_t n)
+{
+    const int64_t dims[4] = {d0, d1, d2, d3};
+    a.count = n;
+    for (int k = 0; k < 4; k++) {
+        const uint64_t d = (uint64_t)(dims[k] > 0 ? dims[k] : 1);
+        uint32_t s = 0;
+        while (s < 63 && ((uint64_t)1 << s) < d) s++;
+        a.walk_dim[k] = dims[k];
+        a.walk_fdiv[k].s = s;
+        a.walk_fdiv[k].m =
+            (uint64_t)(((unsigned __int128)1 << 64) * (((unsigned __int128)1 << s) - d) / d + 1);
+        a.count *= dims[k];
+    }
+}
+
+/* The w geometries (window, stride, pad) the row kernels are compiled for,
+ * numbered as POOL_ROW_SWITCH takes them; -1 for any other, or for a window
+ * higher than wide (the row kernels unroll its rows). */
+#define POOL_ROW_GEOMS 4
+static int pool_row_geom(const udnn_pool_problem *p)
+{
+    static const int geoms[POOL_ROW_GEOMS][3] = {{2, 2, 0}, {3, 2, 1}, {3, 2, 0}, {3, 1, 1}};
+    for (int g = 0; g < POOL_ROW_GEOMS; g++)
+        if (p->window[2] == geoms[g][0] && p->stride[2] == geoms[g][1] &&
+            p->pad[2] == geoms[g][2] && p->window[1] <= p->window[2])
+            return g;
+    return -1;
+}
+
+/* Calls F<T, KW, SW, PW>(args...) for row geometry number `geom`. */
+#define POOL_ROW_SWITCH(geom, F, ...)                                                       \
+    switch (geom) {                                                                        \
+    case 0: F<T, 2, 2, 0>(__VA_ARGS__); break;                                             \
+    case 1: F<T, 3, 2, 1>(__VA_ARGS__); break;                                             \
+    case 2: F<T, 3, 2, 0>(__VA_ARGS__); break;                                             \
+    default: F<T, 3, 1, 1>(__VA_ARGS__); break;                                            \
+    }
+
+template <class T, int KW, int SW, int PW>
+static void pool_row_fwd_launch(const udnn_gpu_context *c, const pool_args &a, int mode,
+                                const void *x, void *y, uint8_t *arg, double alpha, double beta)
+{
+    typedef typename io<T>::C C;
+    const unsigned grid = udnn_gpu_grid(c, a.count);
+    if (mode == POOL_ARG)
+        pool_row_fwd_kernel<T, KW, SW, PW, POOL_ARG><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+            a, (const T *)x, (T *)y, arg, (C)alpha, (C)beta);
+    else if (mode == POOL_MAX)
+        pool_row_fwd_kernel<T, KW, SW, PW, POOL_MAX><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+            a, (const T *)x, (T *)y, arg, (C)alpha, (C)beta);
+    else
+        pool_row_fwd_kernel<T, KW, SW, PW, POOL_AVG><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+            a, (const T *)x, (T *)y, arg, (C)alpha, (C)beta);
+}
+
+template <class T, int KW, int SW, int PW>
+static void pool_row_gather_launch(const udnn_gpu_context *c, const pool_args &a, int how,
+                                   const void *dy, const uint8_t *arg, int64_t pitch, void *dx,
+                                   double alpha, double beta)
+{
+    typedef typename io<T>::C C;
+    const unsigned grid = udnn_gpu_grid(c, a.count);
+    if (how == POOL_BWD_ARGMAX)
+        pool_row_gather_kernel<T, KW, SW, PW, POOL_BWD_ARGMAX>
+            <<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(a, (const T *)dy, arg, pitch, (T *)dx,
+                                                     (C)alpha, (C)beta);
+    else
+        pool_row_gather_kernel<T, KW, SW, PW, POOL_BWD_AVG>
+            <<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(a, (const T *)dy, arg, pitch, (T *)dx,
+                                                     (C)alpha, (C)beta);
+}
+
+template <class T, int KW>
+static void pool_chan_fwd_launch(const udnn_gpu_context *c, const pool_args &a, int mode,
+                                 const void *x, void *y, uint8_t *arg, double alpha, double beta)
+{
+    typedef typename io<T>::C C;
+    const unsigned grid = udnn_gpu_grid(c, a.count);
+    if (mode == POOL_ARG)
+        pool_chan_fwd_kernel<T, KW, POOL_ARG><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+            a, (const T *)x, (T *)y, arg, (C)alpha, (C)beta);
+    else if (mode == POOL_MAX)
+        pool_chan_fwd_kernel<T, KW, POOL_MAX><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+            a, (const T *)x, (T *)y, arg, (C)alpha, (C)beta);
+    else
+        pool_chan_fwd_kernel<T, KW, POOL_AVG><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+            a, (const T *)x, (T *)y, arg, (C)alpha, (C)beta);
+}
+
+/* The channel forward with the window unrolled where it is 2 or 3 wide and
+ * no higher. */
+template <class T>
+static void pool_chan_fwd_go(const udnn_gpu_context *c, const pool_args &a, int mode,
+                             const void *x, void *y, uint8_t *arg, double alpha, double beta)
+{
+    if (a.win[2] == 2 && a.win[1] <= 2)
+        pool_chan_fwd_launch<T, 2>(c, a, mode, x, y, arg, alpha, beta);
+    else if (a.win[2] == 3 && a.win[1] <= 3)
+        pool_chan_fwd_launch<T, 3>(c, a, mode, x, y, arg, alpha, beta);
+    else
+        pool_chan_fwd_launch<T, 0>(c, a, mode, x, y, arg, alpha, beta);
+}
+
+template <class T>
+static void pool_chan_gather_launch(const udnn_gpu_context *c, const pool_args &a, int how,
+                                    const void *dy, const uint8_t *arg, void *dx, double alpha,
+                                    double beta)
+{
+    typedef typename io<T>::C C;
+    const unsigned grid = udnn_gpu_grid(c, a.count);
+    if (how == POOL_BWD_ARGMAX)
+        pool_chan_gather_kernel<T, POOL_BWD_ARGMAX><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+            a, (const T *)dy, arg, (T *)dx, (C)alpha, (C)beta);
+    else
+        pool_chan_gather_kernel<T, POOL_BWD_AVG><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+            a, (const T *)dy, arg, (T *)dx, (C)alpha, (C)beta);
+}
+
+template <class T, int V, bool CLAST, int K>
+static void pool_cell_launch(const udnn_gpu_context *c, const pool_args &a, const void *x,
+                             const void *dy, void *dx, double alpha, double beta)
+{
+    typedef typename io<T>::C C;
+    const unsigned grid = udnn_gpu_grid(c, a.count);
+    if (a.is_max)
+        pool_cell_kernel<T, V, CLAST, K, POOL_MAX><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+            a, (const T *)x, (const T *)dy, (T *)dx, (C)alpha, (C)beta);
+    else
+        pool_cell_kernel<T, V, CLAST, K, POOL_AVG><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+            a, (const T *)x, (const T *)dy, (T *)dx, (C)alpha, (C)beta);
+}
+
+template <class T>
+static void pool_row_cell_launch(const udnn_gpu_context *c, const pool_args &a, const void *x,
+                                 const void *dy, void *dx, double alpha, double beta)
+{
+    typedef typename io<T>::C C;
+    const unsigned grid = udnn_gpu_grid(c, a.count);
+    if (a.is_max)
+        pool_row_cell_kernel<T, POOL_MAX><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+            a, (const T *)x, (const T *)dy, (T *)dx, (C)alpha, (C)beta);
+    else
+        pool_row_cell_kernel<T, POOL_AVG><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+            a, (const T *)x, (const T *)dy, (T *)dx, (C)alpha, (C)beta);
+}
+
+/* The forward on its fastest path: rows, channels or the general kernel. */
+template <class T>
+static void pool_fwd_go(const udnn_gpu_context *c, const udnn_pool_problem *p, int c_last,
+                        const pool_args &a)
+{
+    const int V = pool_vt<T>::N;
+    const int mode = a.is_max ? POOL_MAX : POOL_AVG;
+    const int geom = pool_row_geom(p);
+    const int64_t N = p->y.dims[0], C = p->y.dims[1];
+    pool_args r = a;
+    if (!c_last && geom >= 0) {
+        pool_walk(r, (a.out[2] + V - 1) / V, a.out[1], a.out[0], C, N);
+        r.vx = pool_vec_ok<T>(p->x_ptr, &p->x, 4);
+        r.vy = pool_vec_ok<T>(p->out_ptr, &p->y, 4);
+        POOL_ROW_SWITCH(geom, pool_row_fwd_launch, c, r, mode, p->x_ptr, p->out_ptr, NULL,
+                        p->alpha, p->beta);
+    } else if (c_last && C % V == 0 && pool_vec_ok<T>(p->x_ptr, &p->x, 1) &&
+               pool_vec_ok<T>(p->out_ptr, &p->y, 1)) {
+        pool_walk(r, C / V, a.out[2], a.out[1], a.out[0], N);
+        pool_chan_fwd_go<T>(c, r, mode, p->x_ptr, p->out_ptr, NULL, p->alpha, p->beta);
+    } else {
+        POOL_LAUNCH(pool_fwd_launch, c_last, pool_big(a), c, a, p->x_ptr, p->out_ptr, p->alpha,
+                    p->beta);
+    }
+}
+
+/* The backward on a fast path (a = pool_args_of for dx with dy's and dx's
+ * strides); 0 when none takes the problem. */
+template <class T>
+static int pool_bwd_fast(const udnn_gpu_context *c, const udnn_pool_problem *p, int c_last,
+                         const pool_args &a, udnnStatus_t *st)
+{
+    const int V = pool_vt<T>::N;
+    const int64_t N = p->x.dims[0], C = p->x.dims[1];
+    const int *in = a.in, *out = a.out;
+    int overlap = 0;
+    for (int k = 0; k < 3; k++) overlap |= p->stride[k] < p->window[k];
+    const int geom = pool_row_geom(p);
+    const int chan = c_last && C % V == 0 && pool_vec_ok<T>(p->x_ptr, &p->x, 1) &&
+                     pool_vec_ok<T>(p->dy_ptr, &p->dy, 1) &&
+                     pool_vec_ok<T>(p->out_ptr, &p->dx, 1);
+    const double al = p->alpha, be = p->beta;
+    pool_args r = a;
+    if (!overlap) {
+        /* one pass over the windows */
+        if (!c_last && geom == 0 && p->window[1] <= 2) {
+            pool_walk(r, (out[2] + V - 1) / V, out[1], out[0], C, N);
+            r.vx = pool_vec_ok<T>(p->x_ptr, &p->x, 4);
+            r.vy = pool_vec_ok<T>(p->dy_ptr, &p->dy, 4);
+            r.vdx = pool_vec_ok<T>(p->out_ptr, &p->dx, 4);
+            pool_row_cell_launch<T>(c, r, p->x_ptr, p->dy_ptr, p->out_ptr, al, be);
+        } else if (chan) {
+            pool_walk(r, C / V, out[2], out[1], out[0], N);
+            if (p->window[1] <= 2 && p->window[2] <= 2)
+                pool_cell_launch<T, pool_vt<T>::N, true, 2>(c, r, p->x_ptr, p->dy_ptr, p->out_ptr,
+                                                            al, be);
+            else
+                pool_cell_launch<T, pool_vt<T>::N, true, 0>(c, r, p->x_ptr, p->dy_ptr, p->out_ptr,
+                                                            al, be);
+        } else if (c_last) {
+            pool_walk(r, C, out[2], out[1], out[0], N);
+            pool_cell_launch<T, 1, true, 0>(c, r, p->x_ptr, p->dy_ptr, p->out_ptr, al, be);
+        } else {
+            pool_walk(r, out[2], out[1], out[0], C, N);
+            pool_cell_launch<T, 1, false, 0>(c, r, p->x_ptr, p->dy_ptr, p->out_ptr, al, be);
+        }
+        *st = udnn_gpu_launched();
+        return 1;
+    }
+    const int row = !c_last && geom >= 0;
+    if (!row && !chan) return 0;
+    /* the gather's walk over dx */
+    const int64_t groups = (in[2] + V - 1) / V, ygroups = (out[2] + V - 1) / V;
+    if (row) {
+        pool_walk(r, groups, in[1], in[0], C, N);
+        r.vdx = pool_vec_ok<T>(p->out_ptr, &p->dx, 4);
+    } else {
+        pool_walk(r, C / V, in[2], in[1], in[0], N);
+    }
+    if (!a.is_max) {
+        if (row)
+            POOL_ROW_SWITCH(geom, pool_row_gather_launch, c, r, POOL_BWD_AVG, p->dy_ptr, NULL, 0,
+                            p->out_ptr, al, be)
+        else
+            pool_chan_gather_launch<T>(c, r, POOL_BWD_AVG, p->dy_ptr, NULL, p->out_ptr, al, be);
+        *st = udnn_gpu_launched();
+        return 1;
+    }
+    /* max: the argmax bytes of a batch of images, then their gather */
+    if ((int64_t)p->window[0] * p->window[1] * p->window[2] > 256) return 0;
+    const int64_t pitch = ygroups * V;
+    const int64_t per_image = row ? C * out[0] * out[1] * pitch : C * out[0] * out[1] * out[2];
+    if (per_image <= 0 || (size_t)per_image > c->scratch_bytes) return 0;
+    int64_t batch = (int64_t)(c->scratch_bytes / (size_t)per_image);
+    if (batch > N) batch = N;
+    uint8_t *arg = (uint8_t *)c->scratch;
+    for (int64_t n0 = 0; n0 < N; n0 += batch) {
+        const int64_t nb = N - n0 < batch ? N - n0 : batch;
+        const T *x = (const T *)p->x_ptr + n0 * p->x.strides[0];
+        const T *dy = (const T *)p->dy_ptr + n0 * p->dy.strides[0];
+        T *dx = (T *)p->out_ptr + n0 * p->dx.strides[0];
+        pool_args f = a, g = r;
+        if (row) {
+            pool_walk(f, ygroups, out[1], out[0], C, nb);
+            f.vx = pool_vec_ok<T>(p->x_ptr, &p->x, 4);
+            POOL_ROW_SWITCH(geom, pool_row_fwd_launch, c, f, POOL_ARG, x, NULL, arg, 1.0, 0.0);
+            if ((*st = udnn_gpu_launched()) != UDNN_STATUS_SUCCESS) return 1;
+            pool_walk(g, groups, in[1], in[0], C, nb);
+            POOL_ROW_SWITCH(geom, pool_row_gather_launch, c, g, POOL_BWD_ARGMAX, dy, arg, pitch,
+                            dx, al, be);
+        } else {
+            pool_walk(f, C / V, out[2], out[1], out[0], nb);
+            pool_chan_fwd_go<T>(c, f, POOL_ARG, x, NULL, arg, 1.0, 0.0);
+            if ((*st = udnn_gpu_launched()) != UDNN_STATUS_SUCCESS) return 1;
+            pool_walk(g, C / V, in[2], in[1], in[0], nb);
+            pool_chan_gather_launch<T>(c, g, POOL_BWD_ARGMAX, dy, arg, dx, al, be);
+        }
+        if ((*st = udnn_gpu_launched()) != UDNN_STATUS_SUCCESS) return 1;
+    }
+    return 1;
+}
+
 static udnnStatus_t pool_fwd_run(void *ctx, const void *problem, void *ws, size_t ws_bytes)
 {
     UDNN_GPU_RUN_PROLOGUE(udnn_pool_problem);
     const int c_last = pool_c_last(&p->y);
     pool_args a = pool_args_of(p, &p->y, c_last);
     if (a.count == 0) return UDNN_STATUS_SUCCESS;
-    const int big = pool_big(a);
-    UDNN_GPU_DISPATCH(p->x.dtype,
-                      POOL_LAUNCH(pool_fwd_launch, c_last, big, c, a, p->x_ptr, p->out_ptr,
-                                  p->alpha, p->beta));
+    UDNN_GPU_DISPATCH(p->x.dtype, pool_fwd_go<T>(c, p, c_last, a));
     return udnn_gpu_launched();
 }
 
@@ -464,12 +1501,15 @@ static udnnStatus_t pool_bwd_run(void *ctx, const void *problem, void *ws, size_
         a.xs2[d] = p->dx.strides[d];
     }
     if (a.count == 0) return UDNN_STATUS_SUCCESS;
+    udnnStatus_t st = UDNN_STATUS_SUCCESS;
+    int done = 0;
+    UDNN_GPU_DISPATCH(p->x.dtype, done = pool_bwd_fast<T>(c, p, c_last, a, &st));
+    if (done) return st;
     const int64_t y_count = udnn_gpu_count(&p->y);
     const int64_t win_vol = (int64_t)p->window[0] * p->window[1] * p->window[2];
     /* max: the argmax of every window first, a byte each, when they fit */
     const int by_argmax = a.is_max && win_vol <= 256 && y_count > 0 &&
                           (size_t)y_count <= c->scratch_bytes;
-    udnnStatus_t st = UDNN_STATUS_SUCCESS;
     if (by_argmax) {
         const int y_c_last = pool_c_last(&p->y);
         pool_args ay = pool_args_of(p, &p->y, y_c_last);
