@@ -3,18 +3,23 @@
 
 Trains the network of udnn-fashion-mnist (conv 5x5x16 + ReLU, max pool,
 conv 5x5x32 + ReLU, max pool, fc 128 + ReLU, fc 10, softmax cross-entropy;
-SGD with momentum and weight decay) with udnn and with PyTorch on the CPU,
-and prints seconds per epoch and test accuracy side by side.
+SGD with momentum and weight decay) with udnn and with PyTorch, both on the
+CPU or both on an NVIDIA GPU (--device cuda: udnn's CUDA backend, PyTorch's
+CUDA device with cuDNN), and prints seconds per epoch and test accuracy
+side by side.
 
 The PyTorch run is the udnn run as closely as two libraries allow: the same
 normalization, the same initial weights (He-uniform drawn from SplitMix64 in
 the same order) and the same shuffles (Fisher-Yates driven by SplitMix64),
 so the two loss curves start identical and part only by rounding. Both time
 the training loop alone (batching included, testing not), on every core.
+On the GPU, PyTorch keeps the data and the loss sum on the device and
+synchronizes once an epoch, its fastest way; udnn brings each batch's loss
+back, as the example does.
 
 PyTorch is not a dependency of udnn: Debian's python3-torch serves
 (/usr/bin/python3 only). Usage:
-    scripts/compare-pytorch.py [--udnn PATH] [--epochs N] [--bn] [--dropout P] ...
+    scripts/compare-pytorch.py [--device cpu|cuda] [--udnn PATH] [--epochs N] [--bn] [--dropout P] ...
 """
 import argparse
 import gzip
@@ -78,7 +83,7 @@ def run_udnn(prog, args):
     """Runs udnn-fashion-mnist; returns [(seconds, loss, accuracy)] per epoch."""
     cmd = [prog, "--data", args.data, "--epochs", str(args.epochs), "--batch", str(args.batch),
            "--lr", str(args.lr), "--momentum", str(args.momentum),
-           "--weight-decay", str(args.weight_decay), "--seed", str(args.seed), "--backend", "cpu"]
+           "--weight-decay", str(args.weight_decay), "--seed", str(args.seed), "--backend", args.device]
     if args.bn:
         cmd.append("--bn")
     if args.dropout:
@@ -95,11 +100,13 @@ def run_udnn(prog, args):
     out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if out.returncode != 0:
         sys.exit(f"udnn-fashion-mnist failed ({out.returncode}):\n{out.stdout}")
-    pattern = re.compile(r"^epoch (\d+)/\d+: train loss ([\d.]+), ([\d.]+) s .*"
+    # seconds from the rate: the example prints them to 0.1 s, too coarse on a GPU
+    pattern = re.compile(r"^epoch (\d+)/\d+: train loss ([\d.]+), [\d.]+ s \(([\d.]+) images/s\).*"
                          r"test accuracy: ([\d.]+)%", re.M)
-    epochs = [(float(s), float(l), float(a)) for _, l, s, a in pattern.findall(out.stdout)]
+    images = args.train_images or 60000
+    epochs = [(images / float(r), float(l), float(a)) for _, l, r, a in pattern.findall(out.stdout)]
     for e, (s, l, a) in enumerate(epochs, 1):
-        print(f"  udnn    epoch {e}: {s:7.1f} s, train loss {l:.4f}, test accuracy {a:.2f}%")
+        print(f"  udnn    epoch {e}: {s:7.2f} s, train loss {l:.4f}, test accuracy {a:.2f}%")
     return epochs
 
 
@@ -137,17 +144,21 @@ def run_torch(args, train, test, mean, std):
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    model = build_torch_model(torch, args)
+    device = torch.device(args.device)
+    gpu = device.type == "cuda"
+    if gpu:
+        torch.backends.cudnn.benchmark = True
+    model = build_torch_model(torch, args).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum,
                           weight_decay=args.weight_decay)
     loss_fn = torch.nn.CrossEntropyLoss()
 
     def normalized(images):
         x = (images.astype(np.float32) / np.float32(255.0) - mean) / std
-        return torch.from_numpy(x.reshape(-1, 1, 28, 28))
+        return torch.from_numpy(x.reshape(-1, 1, 28, 28)).to(device)
 
-    x_train, y_train = normalized(train[0]), torch.from_numpy(train[1])
-    x_test, y_test = normalized(test[0]), torch.from_numpy(test[1])
+    x_train, y_train = normalized(train[0]), torch.from_numpy(train[1]).to(device)
+    x_test, y_test = normalized(test[0]), torch.from_numpy(test[1]).to(device)
     count = len(y_train)
     # udnn-fashion-mnist's schedule: linear warm-up, then linear decay to 0
     total = args.epochs * ((count + args.batch - 1) // args.batch)
@@ -169,10 +180,12 @@ def run_torch(args, train, test, mean, std):
         for i in range(count - 1, 0, -1):  # examples/fashion_mnist.c's shuffle
             j = shuffler.below(i + 1)
             order[i], order[j] = order[j], order[i]
-        index = torch.tensor(order)
+        index = torch.tensor(order, device=device)
         model.train()
+        if gpu:
+            torch.cuda.synchronize()
         start = time.perf_counter()
-        loss_sum = 0.0
+        loss_sum = torch.zeros((), device=device, dtype=torch.float64)
         for first in range(0, count, args.batch):
             batch = index[first:first + args.batch]
             for group in opt.param_groups:
@@ -182,7 +195,8 @@ def run_torch(args, train, test, mean, std):
             loss = loss_fn(model(x_train[batch]), y_train[batch])
             loss.backward()
             opt.step()
-            loss_sum += loss.item() * len(batch)
+            loss_sum += loss.detach() * len(batch)
+        loss_sum = loss_sum.item()  # waits for the epoch's last kernel
         seconds = time.perf_counter() - start
         model.eval()
         with torch.no_grad():
@@ -190,7 +204,7 @@ def run_torch(args, train, test, mean, std):
                           for i in range(0, len(y_test), 1000))
         accuracy = 100.0 * correct / len(y_test)
         epochs.append((seconds, loss_sum / count, accuracy))
-        print(f"  PyTorch epoch {e}: {seconds:7.1f} s, train loss {loss_sum / count:.4f}, "
+        print(f"  PyTorch epoch {e}: {seconds:7.2f} s, train loss {loss_sum / count:.4f}, "
               f"test accuracy {accuracy:.2f}%", flush=True)
     return epochs
 
@@ -222,6 +236,8 @@ def main():
     p.add_argument("--bn", action="store_true")
     p.add_argument("--dropout", type=float, default=0.0)
     p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="where both train: the CPU, or udnn's CUDA backend and PyTorch's CUDA device")
     p.add_argument("--train-images", type=int, default=0, help="the first N only")
     p.add_argument("--test-images", type=int, default=0, help="the first N only")
     p.add_argument("--skip-udnn", action="store_true")
@@ -246,6 +262,11 @@ def main():
         except ImportError:
             sys.exit("PyTorch is missing: apt-get install python3-torch (for /usr/bin/python3)")
         print(f"PyTorch {torch.__version__}", flush=True)
+        if args.device == "cuda":
+            if not torch.cuda.is_available():
+                sys.exit("--device cuda: this PyTorch sees no CUDA device")
+            print(f"GPU: {torch.cuda.get_device_name(0)}, cuDNN {torch.backends.cudnn.version()}",
+                  flush=True)
         train, test = load_split(args.data, "train"), load_split(args.data, "t10k")
         if args.train_images:
             train = (train[0][:args.train_images], train[1][:args.train_images])
@@ -266,7 +287,7 @@ def main():
             continue
         times = [e[0] for e in epochs]
         summary[name] = (min(times), sum(times) / len(times))
-        print(f"{name:10} {summary[name][0]:13.1f} {summary[name][1]:13.1f} "
+        print(f"{name:10} {summary[name][0]:13.2f} {summary[name][1]:13.2f} "
               f"{epochs[-1][1]:11.4f} {epochs[-1][2]:14.2f}%")
     if len(summary) == 2:
         (ub, um), (tb, tm) = summary["udnn"], summary["PyTorch"]
