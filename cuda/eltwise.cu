@@ -19,27 +19,78 @@ template <class C> struct scale_f {
     __device__ C operator()(const C (&)[1], C old) const { return alpha * old; }
 };
 
-/* y = alpha * act(x) + beta * y */
-template <class C> struct act_fwd_f {
+/* y = alpha * act(x) + beta * y; the mode M compiled in (-1: a.mode),
+ * FAST as act_f's */
+template <class C, int M, bool FAST> struct act_fwd_f {
     act_args a;
     C alpha, beta;
     __device__ C operator()(const C (&x)[1], C old) const
     {
-        C r = alpha * act_f<C>(a, x[0]);
+        C r = alpha * act_f<C, M, FAST>(a, x[0]);
         return beta != C(0) ? r + beta * old : r;
     }
 };
 
 /* dx = alpha * act'(x) * dy + beta * dx; inputs x, dy */
-template <class C> struct act_bwd_f {
+template <class C, int M, bool FAST> struct act_bwd_f {
     act_args a;
     C alpha, beta;
     __device__ C operator()(const C (&in)[2], C old) const
     {
-        C r = alpha * (act_grad<C>(a, in[0]) * in[1]);
+        C r = alpha * (act_grad<C, M, FAST>(a, in[0]) * in[1]);
         return beta != C(0) ? r + beta * old : r;
     }
 };
+
+/* kernels.h's dense map, launched as udnn_gpu_map launches it */
+template <class T, int NIN, class F>
+static udnnStatus_t act_dense(const udnn_gpu_context *c, int64_t n, udnn_gpu_inputs<T, NIN> in,
+                              T *out, F f, bool read_out)
+{
+    bool vec = udnn_gpu_aligned16(out);
+    for (int t = 0; t < NIN; t++) vec = vec && udnn_gpu_aligned16(in.p[t]);
+    const int64_t items = vec ? n / (int64_t)(16 / sizeof(T)) + 1 : n;
+    udnn_gpu_dense_map<T, NIN, F>
+        <<<udnn_gpu_grid(c, items), UDNN_GPU_BLOCK, 0, c->stream>>>(n, in, out, f, read_out, vec);
+    return udnn_gpu_launched();
+}
+
+/* The activation map: where every tensor shares one dense layout (the
+ * fast path), a kernel per mode, the mode compiled in, so that the inner
+ * loop has no switch and each mode's code only (sigmoid in BFLOAT16 was
+ * bound by instructions); other layouts the mode read at run time. FAST:
+ * the 16-bit types. */
+template <template <class, int, bool> class F, class T, int NIN>
+static udnnStatus_t act_map(const udnn_gpu_context *c, const udnn_tensor *const *ts,
+                            udnn_gpu_inputs<T, NIN> in, T *out, const act_args &a,
+                            typename io<T>::C alpha, typename io<T>::C beta, bool read_out)
+{
+    typedef typename io<T>::C C;
+    enum { FAST = sizeof(T) == 2 };
+    const int64_t n = udnn_gpu_count(ts[0]);
+    if (n == 0) return UDNN_STATUS_SUCCESS;
+    if (!udnn_gpu_same_dense(ts, NIN + 1))
+        return udnn_gpu_map<T, NIN>(c, ts, in, out, F<C, -1, FAST>{a, alpha, beta}, read_out);
+#define ACT_MODE(M)                                                                        \
+    case M: return act_dense<T, NIN>(c, n, in, out, F<C, M, FAST>{a, alpha, beta}, read_out)
+    switch (a.mode) {
+        ACT_MODE(UDNN_ACTIVATION_SIGMOID);
+        ACT_MODE(UDNN_ACTIVATION_RELU);
+        ACT_MODE(UDNN_ACTIVATION_TANH);
+        ACT_MODE(UDNN_ACTIVATION_CLIPPED_RELU);
+        ACT_MODE(UDNN_ACTIVATION_ELU);
+        ACT_MODE(UDNN_ACTIVATION_IDENTITY);
+        ACT_MODE(UDNN_ACTIVATION_SWISH);
+        ACT_MODE(UDNN_ACTIVATION_LEAKY_RELU);
+        ACT_MODE(UDNN_ACTIVATION_GELU);
+        ACT_MODE(UDNN_ACTIVATION_GELU_TANH);
+        ACT_MODE(UDNN_ACTIVATION_SOFTPLUS);
+        ACT_MODE(UDNN_ACTIVATION_MISH);
+        ACT_MODE(UDNN_ACTIVATION_HARDSWISH);
+    }
+#undef ACT_MODE
+    return act_dense<T, NIN>(c, n, in, out, F<C, -1, FAST>{a, alpha, beta}, read_out);
+}
 
 static udnnStatus_t set_run(void *ctx, const void *problem, void *ws, size_t ws_bytes)
 {
@@ -94,9 +145,9 @@ static udnnStatus_t act_fwd_run(void *ctx, const void *problem, void *ws, size_t
     udnnStatus_t st = UDNN_STATUS_SUCCESS;
     UDNN_GPU_DISPATCH(p->x.dtype, {
         typedef typename io<T>::C C;
-        act_fwd_f<C> f = {udnn_gpu_act_args(&p->act), (C)p->alpha, (C)p->beta};
         udnn_gpu_inputs<T, 1> in = {{(const T *)p->x_ptr}};
-        st = udnn_gpu_map<T, 1>(c, ts, in, (T *)p->out_ptr, f, p->beta != 0.0);
+        st = act_map<act_fwd_f, T, 1>(c, ts, in, (T *)p->out_ptr, udnn_gpu_act_args(&p->act),
+                                      (C)p->alpha, (C)p->beta, p->beta != 0.0);
     });
     return st;
 }
@@ -108,9 +159,9 @@ static udnnStatus_t act_bwd_run(void *ctx, const void *problem, void *ws, size_t
     udnnStatus_t st = UDNN_STATUS_SUCCESS;
     UDNN_GPU_DISPATCH(p->x.dtype, {
         typedef typename io<T>::C C;
-        act_bwd_f<C> f = {udnn_gpu_act_args(&p->act), (C)p->alpha, (C)p->beta};
         udnn_gpu_inputs<T, 2> in = {{(const T *)p->x_ptr, (const T *)p->dy_ptr}};
-        st = udnn_gpu_map<T, 2>(c, ts, in, (T *)p->out_ptr, f, p->beta != 0.0);
+        st = act_map<act_bwd_f, T, 2>(c, ts, in, (T *)p->out_ptr, udnn_gpu_act_args(&p->act),
+                                      (C)p->alpha, (C)p->beta, p->beta != 0.0);
     });
     return st;
 }

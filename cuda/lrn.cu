@@ -18,8 +18,11 @@
  * walk (channels strided, as NCHW): a thread takes P adjacent positions
  * (one 16-byte, or 8 for 16-bit types, vector per channel when ps == 1) and
  * walks C, or a segment of it, U channels at a time, keeping in registers
- * the channels its windows still need and loading the next U channels
- * before computing these U. A warp's loads are coalesced along positions.
+ * the channels its windows still need and the loads of the next A chunks
+ * of U channels in flight while it computes these U (A = 2 for 16-bit
+ * types, whose vectors are half as wide, and for the backward's wide
+ * windows, which walk 2 positions to fit four blocks a multiprocessor:
+ * lrn_chunk). A warp's loads are coalesced along positions.
  * Forward keeps x of c - behind ... c + U - 1 + ahead; backward computes
  * s_j, dy_j * y_j / s_j and dy_j * s_j^-beta once per channel, `behind`
  * channels behind the loads, and dx `ahead` channels behind those. A thread
@@ -36,9 +39,14 @@
  * hold whole columns and a barrier between the loads and the stores keeps
  * every neighbour's read ahead of the write.
  *
- * The window is a template cap: exactly 5 (the common size, no masks), up
- * to 5, up to 16, the taps of the actual n masked at run time. s^-beta
- * goes through lrn_pow_neg as ever; dy * y / s through lrn_div.
+ * The window is a template cap of 5, 11 or 16; where n is the cap (5 and
+ * 11) every tap is compiled in and the windows of a thread's adjacent
+ * outputs share their common terms (lrn_window_sums), else the taps of the
+ * actual n are masked at run time. s^-beta goes through lrn_pow_neg:
+ * beta 0.75 in FLOAT by reciprocal square roots, 16-bit types by the
+ * hardware log2, the rest as precisely as before; dy * y / s through
+ * lrn_div. The 16-bit forward was bound by the precise log2's
+ * instructions, the wide FLOAT backward by masked taps and registers.
  *
  * Other layouts, or in place where chan's blocks cannot hold whole
  * columns: a thread per column (n, position) walks C as the reference does,
@@ -56,16 +64,35 @@ template <class C> struct lrn_cfg {
     C alpha, beta_blend;
 };
 
-/* s^-beta (s >= k > 0). In float through base-2 log and exp, skipping
- * powf's special cases (relative error a few 1e-7 for the exponents LRN
- * meets); the full pow in double. */
-__device__ __forceinline__ float lrn_pow_neg(float s, float beta)
+/* s^-beta (s >= k > 0), by the kind of power a kernel is compiled for:
+ * LRN_POW_ANY: any beta, through base-2 log and exp (skipping powf's
+ *   special cases): in FLOAT the precise log2 (relative error a few 1e-7
+ *   for the exponents LRN meets; its polynomial is most of the forward's
+ *   instructions); in HALF and BFLOAT16 the hardware log2 (2 ulp of the
+ *   log, 1e-6 of the result where s < 2^20, three orders below their
+ *   tolerance); the full pow in double.
+ * LRN_POW_3_4: beta = 0.75, cuDNN's default, FLOAT only: with r = s^-1/2,
+ *   s^-3/4 = r * (r * r^-1/2), two hardware reciprocal roots (2 ulp each,
+ *   some 8 ulp in all) and no log; r * r^-1/2 first, so that no step
+ *   leaves the normal range (s < 2^128 keeps it above 2^-32), and r held
+ *   at 2^-64 or more (where a finite s keeps it) so that an infinite s
+ *   gives 0, as the log does, not 0 * inf. */
+enum { LRN_POW_ANY, LRN_POW_3_4 };
+
+template <class T, int PK>
+__device__ __forceinline__ typename io<T>::C lrn_pow_neg(typename io<T>::C s,
+                                                         typename io<T>::C beta)
 {
-    return exp2f(-beta * log2f(s));
-}
-__device__ __forceinline__ double lrn_pow_neg(double s, double beta)
-{
-    return pow(s, -beta);
+    if constexpr (sizeof(T) == 8) {
+        return pow(s, -beta);
+    } else if constexpr (sizeof(T) == 2) {
+        return exp2f(-beta * __log2f(s));
+    } else if constexpr (PK == LRN_POW_3_4) {
+        const float r = rsqrtf(s);
+        return r * (r * rsqrtf(fmaxf(r, 0x1p-64f)));
+    } else {
+        return exp2f(-beta * log2f(s));
+    }
 }
 
 /* a / s for the backward's dy * y / s (s >= k > 0): in float by reciprocal
@@ -162,6 +189,47 @@ __device__ __forceinline__ auto lrn_tap_sum(const bool (&tap)[N], F v) -> declty
     return sum;
 }
 
+/* out[u] = the sum of v(u + d) over the taps d in use, u < U. Masked: each
+ * output by lrn_tap_sum. FULL: the outputs go in groups of up to N - 1,
+ * whose windows share a core of terms that is summed once; each output
+ * adds to it the terms before the core (suffix sums) and after it (prefix
+ * sums), N + 3G - 6 additions for a group of G against G (N - 1). Every
+ * sum has at most 16 terms, and the terms are squares of one sign or the
+ * backward's R, summed within the same error bound in any order. */
+template <int N, int U, bool FULL, class F, class C>
+__device__ __forceinline__ void lrn_window_sums(const bool (&tap)[N], F v, C (&out)[U])
+{
+    if constexpr (!FULL || N < 3) {
+#pragma unroll
+        for (int u = 0; u < U; u++) out[u] = lrn_tap_sum(tap, [&](int d) { return v(u + d); });
+    } else {
+        enum { G = U < N - 1 ? U : N - 1 };
+#pragma unroll
+        for (int g0 = 0; g0 < U; g0 += G) {
+            const int gn = U - g0 < G ? U - g0 : G; /* outputs g0 ... g0 + gn - 1 */
+            C core = v(g0 + gn - 1);                /* positions gn - 1 ... N - 1 */
+#pragma unroll
+            for (int m = gn; m < N; m++) core += v(g0 + m);
+            C left[G], right[G]; /* positions i ... gn - 2, and N ... N + i - 1 */
+            if (gn >= 2) {
+                left[gn - 2] = v(g0 + gn - 2);
+#pragma unroll
+                for (int i = gn - 3; i >= 0; i--) left[i] = v(g0 + i) + left[i + 1];
+                right[1] = v(g0 + N);
+#pragma unroll
+                for (int i = 2; i < gn; i++) right[i] = right[i - 1] + v(g0 + N + i - 1);
+            }
+#pragma unroll
+            for (int i = 0; i < gn; i++) {
+                C sum = core;
+                if (i < gn - 1) sum = left[i] + sum;
+                if (i > 0) sum += right[i];
+                out[g0 + i] = sum;
+            }
+        }
+    }
+}
+
 /* ---- walk: a thread per P positions, along the channels -------------------------------- */
 
 /* Block of the walk kernels: small, so that a grid of few columns still
@@ -193,9 +261,9 @@ __device__ __forceinline__ void lrn_walk_item(const lrn_walk &a, int64_t g, int6
 }
 
 /* Forward: X[m] holds x of channel c0 - NB + m for the chunk c0 ... c0+U-1
- * being written; the next chunk's U channels load before this one's
- * outputs are computed. */
-template <class T, int P, int U, int NB, int NA, bool FULL>
+ * being written; the loads of the A chunks after it are in flight while
+ * its outputs are computed (nx[A * U], the next chunk first). */
+template <class T, int P, int U, int A, int NB, int NA, bool FULL, int PK>
 __global__ void __launch_bounds__(LRN_WALK_BLOCK)
     lrn_fwd_walk_kernel(lrn_walk a, const T *x, T *y, lrn_cfg<typename io<T>::C> f)
 {
@@ -217,26 +285,33 @@ __global__ void __launch_bounds__(LRN_WALK_BLOCK)
             const int64_t ch = c_begin - NB + m;
             lrn_cvt<T, P>(lrn_ld<T, P>(xq, ch >= 0 && ch < x_end), X[m]);
         }
-        lrn_vec<T, P> nx[U];
+        lrn_vec<T, P> nx[A * U];
 #pragma unroll
-        for (int u = 0; u < U; u++, xq += a.cs) nx[u] = lrn_ld<T, P>(xq, c_begin + NA + u < x_end);
+        for (int i = 0; i < A * U; i++, xq += a.cs)
+            nx[i] = lrn_ld<T, P>(xq, c_begin + NA + i < x_end);
         T *yq = yp + c_begin * a.cs;
         for (int64_t c0 = c_begin; c0 < c_end; c0 += U) {
 #pragma unroll
             for (int u = 0; u < U; u++) lrn_cvt<T, P>(nx[u], X[W + u]);
 #pragma unroll
+            for (int i = 0; i < (A - 1) * U; i++) nx[i] = nx[i + U];
+#pragma unroll
             for (int u = 0; u < U; u++, xq += a.cs)
-                nx[u] = lrn_ld<T, P>(xq, c0 + U + NA + u < x_end);
+                nx[(A - 1) * U + u] = lrn_ld<T, P>(xq, c0 + A * U + NA + u < x_end);
+            C r[U][P];
+#pragma unroll
+            for (int k = 0; k < P; k++) {
+                C sum[U];
+                lrn_window_sums<W + 1, U, FULL>(
+                    tap, [&](int m) { return X[m][k] * X[m][k]; }, sum);
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    r[u][k] =
+                        X[u + NB][k] * lrn_pow_neg<T, PK>(f.k + f.alpha_over_n * sum[u], f.beta);
+            }
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                C r[P];
-#pragma unroll
-                for (int k = 0; k < P; k++) {
-                    const C sum =
-                        lrn_tap_sum(tap, [&](int d) { return X[u + d][k] * X[u + d][k]; });
-                    r[k] = X[u + NB][k] * lrn_pow_neg(f.k + f.alpha_over_n * sum, f.beta);
-                }
-                if (c0 + u < c_end) lrn_put<T, P>(yq, r, f);
+                if (c0 + u < c_end) lrn_put<T, P>(yq, r[u], f);
                 yq += a.cs;
             }
 #pragma unroll
@@ -252,10 +327,11 @@ __global__ void __launch_bounds__(LRN_WALK_BLOCK)
  *   R[m] = dy * y / s of channel c0 - NA + m,
  *   D[m] = dy * s^-beta of channel c0 + m;
  * a chunk computes s for channels c0 + NB ... (the last R and D) from X,
- * then dx for c0 ... from R. The walk starts KW chunks before its segment
- * so that the first written chunk finds R and D complete. */
-template <class T, int P, int U, int NB, int NA, bool FULL>
-__global__ void __launch_bounds__(LRN_WALK_BLOCK)
+ * then dx for c0 ... from R, the loads of the A chunks after it in flight.
+ * The walk starts KW chunks before its segment so that the first written
+ * chunk finds R and D complete. */
+template <class T, int P, int U, int A, int NB, int NA, bool FULL, int PK, int MINB>
+__global__ void __launch_bounds__(LRN_WALK_BLOCK, MINB)
     lrn_bwd_walk_kernel(lrn_walk a, const T *x, const T *y, const T *dy, T *dx,
                         lrn_cfg<typename io<T>::C> f)
 {
@@ -287,13 +363,13 @@ __global__ void __launch_bounds__(LRN_WALK_BLOCK)
         for (int m = 0; m < NB; m++)
 #pragma unroll
             for (int k = 0; k < P; k++) D[m][k] = C(0);
-        lrn_vec<T, P> nx[U], ny[U], ndy[U];
+        lrn_vec<T, P> nx[A * U], ny[A * U], ndy[A * U];
 #pragma unroll
-        for (int u = 0; u < U; u++, xq += a.cs, yq += a.cs, dyq += a.cs) {
-            const int64_t ch = c_start + W + u, cr = c_start + NB + u;
-            nx[u] = lrn_ld<T, P>(xq, ch >= 0 && ch < x_end);
-            ny[u] = lrn_ld<T, P>(yq, cr >= 0 && cr < r_end);
-            ndy[u] = lrn_ld<T, P>(dyq, cr >= 0 && cr < r_end);
+        for (int i = 0; i < A * U; i++, xq += a.cs, yq += a.cs, dyq += a.cs) {
+            const int64_t ch = c_start + W + i, cr = c_start + NB + i;
+            nx[i] = lrn_ld<T, P>(xq, ch >= 0 && ch < x_end);
+            ny[i] = lrn_ld<T, P>(yq, cr >= 0 && cr < r_end);
+            ndy[i] = lrn_ld<T, P>(dyq, cr >= 0 && cr < r_end);
         }
         for (int64_t c0 = c_start; c0 < c_end; c0 += U) {
             C Y[U][P], DY[U][P];
@@ -304,34 +380,45 @@ __global__ void __launch_bounds__(LRN_WALK_BLOCK)
                 lrn_cvt<T, P>(ndy[u], DY[u]);
             }
 #pragma unroll
+            for (int i = 0; i < (A - 1) * U; i++) {
+                nx[i] = nx[i + U];
+                ny[i] = ny[i + U];
+                ndy[i] = ndy[i + U];
+            }
+#pragma unroll
             for (int u = 0; u < U; u++, xq += a.cs, yq += a.cs, dyq += a.cs) {
-                const int64_t ch = c0 + U + W + u, cr = c0 + U + NB + u;
-                nx[u] = lrn_ld<T, P>(xq, ch >= 0 && ch < x_end);
-                ny[u] = lrn_ld<T, P>(yq, cr >= 0 && cr < r_end);
-                ndy[u] = lrn_ld<T, P>(dyq, cr >= 0 && cr < r_end);
+                const int64_t ch = c0 + A * U + W + u, cr = c0 + A * U + NB + u;
+                const int i = (A - 1) * U + u;
+                nx[i] = lrn_ld<T, P>(xq, ch >= 0 && ch < x_end);
+                ny[i] = lrn_ld<T, P>(yq, cr >= 0 && cr < r_end);
+                ndy[i] = lrn_ld<T, P>(dyq, cr >= 0 && cr < r_end);
             }
             /* channel j = c0 + NB + u */
 #pragma unroll
-            for (int u = 0; u < U; u++)
+            for (int k = 0; k < P; k++) {
+                C sum[U];
+                lrn_window_sums<W + 1, U, FULL>(
+                    tap, [&](int m) { return X[m][k] * X[m][k]; }, sum);
 #pragma unroll
-                for (int k = 0; k < P; k++) {
-                    const C sum =
-                        lrn_tap_sum(tap, [&](int d) { return X[u + d][k] * X[u + d][k]; });
-                    const C s = f.k + f.alpha_over_n * sum;
+                for (int u = 0; u < U; u++) {
+                    const C s = f.k + f.alpha_over_n * sum[u];
                     R[W + u][k] = lrn_div(DY[u][k] * Y[u][k], s);
-                    D[NB + u][k] = DY[u][k] * lrn_pow_neg(s, f.beta);
+                    D[NB + u][k] = DY[u][k] * lrn_pow_neg<T, PK>(s, f.beta);
                 }
+            }
             /* channel i = c0 + u */
+            C r[U][P];
+#pragma unroll
+            for (int k = 0; k < P; k++) {
+                C through[U];
+                lrn_window_sums<W + 1, U, FULL>(rtap, [&](int m) { return R[m][k]; }, through);
+#pragma unroll
+                for (int u = 0; u < U; u++) r[u][k] = D[u][k] - f.cross * X[u][k] * through[u];
+            }
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                C r[P];
-#pragma unroll
-                for (int k = 0; k < P; k++) {
-                    const C through = lrn_tap_sum(rtap, [&](int e) { return R[u + e][k]; });
-                    r[k] = D[u][k] - f.cross * X[u][k] * through;
-                }
                 const int64_t i = c0 + u;
-                if (i >= c_begin && i < c_end) lrn_put<T, P>(dxq, r, f);
+                if (i >= c_begin && i < c_end) lrn_put<T, P>(dxq, r[u], f);
                 dxq += a.cs;
             }
 #pragma unroll
@@ -391,7 +478,7 @@ __device__ __forceinline__ void lrn_chan_load(const T *p, int64_t c, int64_t cha
 }
 
 /* Forward: X holds channels c - HB*V ... c + (HA+1)*V - 1. */
-template <class T, int V, int NB, int NA, bool FULL>
+template <class T, int V, int NB, int NA, bool FULL, int PK>
 __global__ void __launch_bounds__(LRN_CHAN_BLOCK)
     lrn_fwd_chan_kernel(lrn_chan a, const T *x, T *y, lrn_cfg<typename io<T>::C> f, bool sync)
 {
@@ -409,15 +496,17 @@ __global__ void __launch_bounds__(LRN_CHAN_BLOCK)
         lrn_chan_load<T, V, K, HB>(x + off, c, a.c, act, X);
         if (sync) __syncthreads(); /* every read of the block's columns before a write */
         if (!act) continue;
-        C r[V];
-#pragma unroll
-        for (int u = 0; u < V; u++) {
-            const C sum = lrn_tap_sum(tap, [&](int d) {
-                const C v = X[HB * V + u - NB + d];
+        C sum[V], r[V];
+        lrn_window_sums<W + 1, V, FULL>(
+            tap,
+            [&](int m) {
+                const C v = X[HB * V - NB + m];
                 return v * v;
-            });
-            r[u] = X[HB * V + u] * lrn_pow_neg(f.k + f.alpha_over_n * sum, f.beta);
-        }
+            },
+            sum);
+#pragma unroll
+        for (int u = 0; u < V; u++)
+            r[u] = X[HB * V + u] * lrn_pow_neg<T, PK>(f.k + f.alpha_over_n * sum[u], f.beta);
         lrn_put<T, V>(y + off, r, f);
     }
 }
@@ -425,7 +514,7 @@ __global__ void __launch_bounds__(LRN_CHAN_BLOCK)
 /* Backward: X holds x of channels c - HX*V ..., G and Y dy and y of
  * channels c - HR*V ...; s and dy * y / s for the V + W channels
  * c - NA ... c + V - 1 + NB that the thread's dx need. */
-template <class T, int V, int NB, int NA, bool FULL>
+template <class T, int V, int NB, int NA, bool FULL, int PK>
 __global__ void __launch_bounds__(LRN_CHAN_BLOCK)
     lrn_bwd_chan_kernel(lrn_chan a, const T *x, const T *y, const T *dy, T *dx,
                         lrn_cfg<typename io<T>::C> f, bool sync)
@@ -453,24 +542,25 @@ __global__ void __launch_bounds__(LRN_CHAN_BLOCK)
         lrn_chan_load<T, V, KR, HR>(y + off, c, a.c, act, Y);
         if (sync) __syncthreads(); /* every read of the block's columns before a write */
         if (!act) continue;
-        C R[V + W], D[V];
+        C sum[V + W], R[V + W], D[V];
+        lrn_window_sums<W + 1, V + W, FULL>(
+            tap,
+            [&](int m) {
+                const C v = X[HX * V - NA - NB + m];
+                return v * v;
+            },
+            sum);
 #pragma unroll
         for (int jj = 0; jj < V + W; jj++) { /* channel c - NA + jj */
-            const C sum = lrn_tap_sum(tap, [&](int d) {
-                const C v = X[HX * V - NA + jj - NB + d];
-                return v * v;
-            });
-            const C s = f.k + f.alpha_over_n * sum;
+            const C s = f.k + f.alpha_over_n * sum[jj];
             const C g = G[HR * V - NA + jj];
             R[jj] = lrn_div(g * Y[HR * V - NA + jj], s);
-            if (jj >= NA && jj < NA + V) D[jj - NA] = g * lrn_pow_neg(s, f.beta);
+            if (jj >= NA && jj < NA + V) D[jj - NA] = g * lrn_pow_neg<T, PK>(s, f.beta);
         }
-        C r[V];
+        C through[V], r[V];
+        lrn_window_sums<W + 1, V, FULL>(rtap, [&](int m) { return R[m]; }, through);
 #pragma unroll
-        for (int u = 0; u < V; u++) {
-            const C through = lrn_tap_sum(rtap, [&](int e) { return R[u + e]; });
-            r[u] = D[u] - f.cross * X[HX * V + u] * through;
-        }
+        for (int u = 0; u < V; u++) r[u] = D[u] - f.cross * X[HX * V + u] * through[u];
         lrn_put<T, V>(dx + off, r, f);
     }
 }
@@ -549,7 +639,8 @@ __global__ void lrn_fwd_col_kernel(lrn_cols a, const T *x, T *y, lrn_cfg<typenam
         T *yb = y + lrn_col_base(a, 1, img, s);
         for (int64_t ch = 0; ch < a.c; ch++) {
             const typename io<T>::C sc = lrn_col_scale<T>(f, a.c, xr, ch);
-            lrn_store(yb + ch * a.st[1][1], xr.get(ch) * lrn_pow_neg(sc, f.beta), f);
+            lrn_store(yb + ch * a.st[1][1],
+                      xr.get(ch) * lrn_pow_neg<T, LRN_POW_ANY>(sc, f.beta), f);
         }
     }
 }
@@ -573,7 +664,8 @@ __global__ void lrn_bwd_col_kernel(lrn_cols a, const T *x, const T *y, const T *
             C through = C(0);
             for (int64_t j = lo; j <= hi; j++)
                 through += dyr.get(j) * yr.get(j) / lrn_col_scale<T>(f, a.c, xr, j);
-            const C direct = dyr.get(i) * lrn_pow_neg(lrn_col_scale<T>(f, a.c, xr, i), f.beta);
+            const C direct =
+                dyr.get(i) * lrn_pow_neg<T, LRN_POW_ANY>(lrn_col_scale<T>(f, a.c, xr, i), f.beta);
             lrn_store(dxb + i * a.st[3][1], direct - f.cross * xr.get(i) * through, f);
         }
     }
@@ -581,9 +673,25 @@ __global__ void lrn_bwd_col_kernel(lrn_cols a, const T *x, const T *y, const T *
 
 /* ---- host side ---------------------------------------------------------------------------- */
 
-/* Chunk of the walks: channels loaded ahead per thread. */
-#define LRN_FWD_U 4
-#define LRN_BWD_U 2
+/* Chunks of the walks, for storage type T and a window cap of W + 1:
+ * channels a thread computes at once (U) and chunks whose loads it keeps
+ * in flight meanwhile (A). A 16-bit vector of 4 positions is 8 bytes, so
+ * its walks keep two chunks in flight, as many bytes as FLOAT's one. The
+ * backward's arrays grow with the window: past a cap of 5, FLOAT and the
+ * 16-bit types walk 2 positions a thread (BWD_NARROW), keeping two chunks
+ * in flight, so that four blocks fit a multiprocessor (BWD_MINB); with
+ * 4 positions they took some 210 registers, two blocks, too few loads in
+ * flight and too few warps to hide the latency of the arithmetic. */
+template <class T, int W> struct lrn_chunk {
+    enum {
+        FWD_U = 4,
+        FWD_A = sizeof(T) == 2 ? 2 : 1,
+        BWD_NARROW = sizeof(T) <= 4 && W > 4,
+        BWD_U = 2,
+        BWD_A = sizeof(T) == 2 || BWD_NARROW ? 2 : 1,
+        BWD_MINB = sizeof(T) == 8 ? 1 : W > 10 ? 3 : 4
+    };
+};
 
 static int64_t lrn_positions(const udnn_tensor *t)
 {
@@ -791,74 +899,98 @@ static int lrn_chan_layout(const lrn_geom &g)
     return g.c > 1 && g.cs == 1;
 }
 
-/* Runs GO<T, W, behind cap, ahead cap, FULL> for lrnN n: exactly 5 (the
- * common size, no masks), up to 5, up to 16. */
-#define LRN_GO(GO, W, n, ...)                                                              \
+/* Runs GO<T, W, behind cap, ahead cap, FULL, PK> for lrnN n: caps of 5,
+ * 11 and 16, each the smallest that holds n, FULL (no masks) where n is
+ * the cap (16 takes the masked code: the widest, rarest); PK the power's
+ * kind (lrn_pow_kind). */
+#define LRN_GO_N(GO, W, PK, n, ...)                                                        \
     do {                                                                                   \
-        if ((n) == 5) GO<T, W, 2, 2, true>(__VA_ARGS__);                                   \
-        else if ((n) < 5) GO<T, W, 2, 2, false>(__VA_ARGS__);                              \
-        else GO<T, W, 7, 8, false>(__VA_ARGS__);                                           \
+        if ((n) == 5) GO<T, W, 2, 2, true, PK>(__VA_ARGS__);                               \
+        else if ((n) < 5) GO<T, W, 2, 2, false, PK>(__VA_ARGS__);                          \
+        else if ((n) == 11) GO<T, W, 5, 5, true, PK>(__VA_ARGS__);                         \
+        else if ((n) < 11) GO<T, W, 5, 5, false, PK>(__VA_ARGS__);                         \
+        else GO<T, W, 7, 8, false, PK>(__VA_ARGS__);                                       \
+    } while (0)
+#define LRN_GO(GO, W, pk, n, ...)                                                          \
+    do {                                                                                   \
+        if ((pk) == LRN_POW_3_4) LRN_GO_N(GO, W, lrn_width<T>::POW_3_4, n, __VA_ARGS__);   \
+        else LRN_GO_N(GO, W, LRN_POW_ANY, n, __VA_ARGS__);                                 \
     } while (0)
 
-template <class T, int P, int NB, int NA, bool FULL>
+template <class T, int P, int NB, int NA, bool FULL, int PK>
 static void lrn_fwd_walk_go(const udnn_gpu_context *c, const lrn_geom &g, int in_place,
                             const udnn_lrn_problem *p, const lrn_cfg<typename io<T>::C> &f)
 {
+    typedef lrn_chunk<T, NB + NA> ch;
+    const auto kernel = lrn_fwd_walk_kernel<T, P, ch::FWD_U, ch::FWD_A, NB, NA, FULL, PK>;
     static int occupancy;
-    const int64_t per_sm = lrn_occupancy(lrn_fwd_walk_kernel<T, P, LRN_FWD_U, NB, NA, FULL>,
-                                         LRN_WALK_BLOCK, &occupancy);
-    const lrn_walk a = lrn_walk_of(c, g, P, LRN_FWD_U, NB + NA, in_place, per_sm);
-    lrn_fwd_walk_kernel<T, P, LRN_FWD_U, NB, NA, FULL>
-        <<<lrn_blocks(c, a.items, LRN_WALK_BLOCK), LRN_WALK_BLOCK, 0, c->stream>>>(
-            a, (const T *)p->x_ptr, (T *)p->out_ptr, f);
+    const int64_t per_sm = lrn_occupancy(kernel, LRN_WALK_BLOCK, &occupancy);
+    const lrn_walk a = lrn_walk_of(c, g, P, ch::FWD_U, NB + NA, in_place, per_sm);
+    kernel<<<lrn_blocks(c, a.items, LRN_WALK_BLOCK), LRN_WALK_BLOCK, 0, c->stream>>>(
+        a, (const T *)p->x_ptr, (T *)p->out_ptr, f);
 }
 
-template <class T, int P, int NB, int NA, bool FULL>
+template <class T, int P, int NB, int NA, bool FULL, int PK>
 static void lrn_bwd_walk_go(const udnn_gpu_context *c, const lrn_geom &g, int in_place,
                             const udnn_lrn_problem *p, const lrn_cfg<typename io<T>::C> &f)
 {
+    typedef lrn_chunk<T, NB + NA> ch;
+    enum { Q = ch::BWD_NARROW ? (P + 1) / 2 : P };
+    const auto kernel =
+        lrn_bwd_walk_kernel<T, Q, ch::BWD_U, ch::BWD_A, NB, NA, FULL, PK, ch::BWD_MINB>;
     static int occupancy;
-    const int64_t per_sm = lrn_occupancy(lrn_bwd_walk_kernel<T, P, LRN_BWD_U, NB, NA, FULL>,
-                                         LRN_WALK_BLOCK, &occupancy);
-    const lrn_walk a = lrn_walk_of(c, g, P, LRN_BWD_U, NB + NA, in_place, per_sm);
-    lrn_bwd_walk_kernel<T, P, LRN_BWD_U, NB, NA, FULL>
-        <<<lrn_blocks(c, a.items, LRN_WALK_BLOCK), LRN_WALK_BLOCK, 0, c->stream>>>(
-            a, (const T *)p->x_ptr, (const T *)p->y_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr,
-            f);
+    const int64_t per_sm = lrn_occupancy(kernel, LRN_WALK_BLOCK, &occupancy);
+    const lrn_walk a = lrn_walk_of(c, g, Q, ch::BWD_U, NB + NA, in_place, per_sm);
+    kernel<<<lrn_blocks(c, a.items, LRN_WALK_BLOCK), LRN_WALK_BLOCK, 0, c->stream>>>(
+        a, (const T *)p->x_ptr, (const T *)p->y_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr, f);
 }
 
-template <class T, int V, int NB, int NA, bool FULL>
+template <class T, int V, int NB, int NA, bool FULL, int PK>
 static void lrn_fwd_chan_go(const udnn_gpu_context *c, const lrn_geom &g, int in_place,
                             const udnn_lrn_problem *p, const lrn_cfg<typename io<T>::C> &f)
 {
     const lrn_chan a = lrn_chan_of(g, V);
     const int block = in_place ? lrn_chan_block(a) : LRN_CHAN_BLOCK;
-    lrn_fwd_chan_kernel<T, V, NB, NA, FULL><<<lrn_blocks(c, a.items, block), block, 0, c->stream>>>(
-        a, (const T *)p->x_ptr, (T *)p->out_ptr, f, in_place != 0);
+    lrn_fwd_chan_kernel<T, V, NB, NA, FULL, PK>
+        <<<lrn_blocks(c, a.items, block), block, 0, c->stream>>>(
+            a, (const T *)p->x_ptr, (T *)p->out_ptr, f, in_place != 0);
 }
 
-template <class T, int V, int NB, int NA, bool FULL>
+template <class T, int V, int NB, int NA, bool FULL, int PK>
 static void lrn_bwd_chan_go(const udnn_gpu_context *c, const lrn_geom &g, int in_place,
                             const udnn_lrn_problem *p, const lrn_cfg<typename io<T>::C> &f)
 {
     const lrn_chan a = lrn_chan_of(g, V);
     const int block = in_place ? lrn_chan_block(a) : LRN_CHAN_BLOCK;
-    lrn_bwd_chan_kernel<T, V, NB, NA, FULL><<<lrn_blocks(c, a.items, block), block, 0, c->stream>>>(
-        a, (const T *)p->x_ptr, (const T *)p->y_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr, f,
-        in_place != 0);
+    lrn_bwd_chan_kernel<T, V, NB, NA, FULL, PK>
+        <<<lrn_blocks(c, a.items, block), block, 0, c->stream>>>(
+            a, (const T *)p->x_ptr, (const T *)p->y_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr, f,
+            in_place != 0);
 }
 
 /* Vector widths: walk 4 positions (16 bytes of FLOAT, 8 of HALF), 2 of
- * DOUBLE; chan 16 bytes. */
+ * DOUBLE; chan 16 bytes. POW_3_4: the power kind that beta 0.75 takes
+ * (the other types' any-beta power costs as little). */
 template <class T> struct lrn_width {
-    enum { WALK_P = sizeof(T) >= 8 ? 2 : 4, CHAN_V = 16 / sizeof(T) };
+    enum {
+        WALK_P = sizeof(T) >= 8 ? 2 : 4,
+        CHAN_V = 16 / sizeof(T),
+        POW_3_4 = sizeof(T) == 4 ? LRN_POW_3_4 : LRN_POW_ANY
+    };
 };
+
+/* The power kind for the problem's beta. */
+static int lrn_pow_kind(const udnn_lrn_problem *p)
+{
+    return p->lrn_beta == 0.75 ? LRN_POW_3_4 : LRN_POW_ANY;
+}
 
 template <class T> static udnnStatus_t lrn_fwd(const udnn_gpu_context *c, const udnn_lrn_problem *p)
 {
     typedef typename io<T>::C C;
     if (udnn_gpu_count(&p->x) == 0) return UDNN_STATUS_SUCCESS;
     const lrn_cfg<C> f = lrn_cfg_of<C>(p);
+    const int pk = lrn_pow_kind(p);
     const size_t es = sizeof(T);
     const int in_place = lrn_overlaps(p->out_ptr, &p->y, p->x_ptr, &p->x, es);
     lrn_geom g;
@@ -867,14 +999,14 @@ template <class T> static udnnStatus_t lrn_fwd(const udnn_gpu_context *c, const 
         enum { V = lrn_width<T>::CHAN_V };
         const int vec = lrn_vec_ok(p->x_ptr, es, V, g, 1) && lrn_vec_ok(p->out_ptr, es, V, g, 1);
         if (in_place && lrn_chan_block(lrn_chan_of(g, vec ? V : 1)) == 0) fast = 0;
-        else if (vec) LRN_GO(lrn_fwd_chan_go, V, p->n, c, g, in_place, p, f);
-        else LRN_GO(lrn_fwd_chan_go, 1, p->n, c, g, in_place, p, f);
+        else if (vec) LRN_GO(lrn_fwd_chan_go, V, pk, p->n, c, g, in_place, p, f);
+        else LRN_GO(lrn_fwd_chan_go, 1, pk, p->n, c, g, in_place, p, f);
     } else if (fast) {
         enum { P = lrn_width<T>::WALK_P };
         const int vec = g.ps == 1 && lrn_vec_ok(p->x_ptr, es, P, g, 0) &&
                         lrn_vec_ok(p->out_ptr, es, P, g, 0);
-        if (vec) LRN_GO(lrn_fwd_walk_go, P, p->n, c, g, in_place, p, f);
-        else LRN_GO(lrn_fwd_walk_go, 1, p->n, c, g, in_place, p, f);
+        if (vec) LRN_GO(lrn_fwd_walk_go, P, pk, p->n, c, g, in_place, p, f);
+        else LRN_GO(lrn_fwd_walk_go, 1, pk, p->n, c, g, in_place, p, f);
     }
     if (!fast) {
         const udnn_tensor *ts[2] = {&p->x, &p->y};
@@ -890,6 +1022,7 @@ template <class T> static udnnStatus_t lrn_bwd(const udnn_gpu_context *c, const 
     typedef typename io<T>::C C;
     if (udnn_gpu_count(&p->x) == 0) return UDNN_STATUS_SUCCESS;
     const lrn_cfg<C> f = lrn_cfg_of<C>(p);
+    const int pk = lrn_pow_kind(p);
     const size_t es = sizeof(T);
     const int in_place = lrn_overlaps(p->out_ptr, &p->dx, p->x_ptr, &p->x, es) ||
                          lrn_overlaps(p->out_ptr, &p->dx, p->y_ptr, &p->y, es) ||
@@ -903,15 +1036,15 @@ template <class T> static udnnStatus_t lrn_bwd(const udnn_gpu_context *c, const 
                         lrn_vec_ok(p->dy_ptr, es, V, g, 1) &&
                         lrn_vec_ok(p->out_ptr, es, V, g, 1);
         if (in_place && lrn_chan_block(lrn_chan_of(g, vec ? V : 1)) == 0) fast = 0;
-        else if (vec) LRN_GO(lrn_bwd_chan_go, V, p->n, c, g, in_place, p, f);
-        else LRN_GO(lrn_bwd_chan_go, 1, p->n, c, g, in_place, p, f);
+        else if (vec) LRN_GO(lrn_bwd_chan_go, V, pk, p->n, c, g, in_place, p, f);
+        else LRN_GO(lrn_bwd_chan_go, 1, pk, p->n, c, g, in_place, p, f);
     } else if (fast) {
         enum { P = lrn_width<T>::WALK_P };
         const int vec = g.ps == 1 && lrn_vec_ok(p->x_ptr, es, P, g, 0) &&
                         lrn_vec_ok(p->y_ptr, es, P, g, 0) && lrn_vec_ok(p->dy_ptr, es, P, g, 0) &&
                         lrn_vec_ok(p->out_ptr, es, P, g, 0);
-        if (vec) LRN_GO(lrn_bwd_walk_go, P, p->n, c, g, in_place, p, f);
-        else LRN_GO(lrn_bwd_walk_go, 1, p->n, c, g, in_place, p, f);
+        if (vec) LRN_GO(lrn_bwd_walk_go, P, pk, p->n, c, g, in_place, p, f);
+        else LRN_GO(lrn_bwd_walk_go, 1, pk, p->n, c, g, in_place, p, f);
     }
     if (!fast) {
         const udnn_tensor *ts[4] = {&p->x, &p->y, &p->dy, &p->dx};
