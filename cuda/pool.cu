@@ -3,16 +3,22 @@
  * including or excluding padding), FLOAT, DOUBLE, HALF and BFLOAT16, any
  * strides, with alpha/beta blending. Semantics mirror cpu/ref/pooling.c:
  * windows clipped to the input, max ignores padding, ties and NaNs as
- * documented there.
+ * documented there (but for the sign of a zero maximum in the forward:
+ * see pool_plane_max).
  *
  * Fast paths first, each for the layout of the tensor it writes:
  * - rows (w innermost, NCHW-like), for the w geometries (window, stride,
- *   pad) of POOL_ROW_GEOMS: a thread takes V adjacent outputs of a row (V
- *   elements to 16 bytes), loads the input columns their windows span with
- *   16-byte loads where aligned, and reduces them in registers; the window
- *   along w is a compile-time constant, d and h are loops.
+ *   pad) of POOL_ROW_GEOMS: a thread takes V adjacent outputs (V elements
+ *   to 16 bytes, 8 for 16-bit types) of one or two rows, loads the input
+ *   columns their windows span with V-element loads where aligned, and
+ *   reduces them in registers; the window along w is a compile-time
+ *   constant, its rows unroll, d is a loop.
  * - channels (c innermost, NHWC-like, C a multiple of V): a thread takes V
- *   channels of one output and moves 16 bytes per load and store.
+ *   channels of one output, or of two adjacent along w where the stride is
+ *   2, and moves V elements per load and store.
+ * The unrolled kernels reduce one window plane at a time from registers,
+ * padding filled in so that each element costs one fmax or add (see
+ * pool_plane_max).
  * Backward, when no two windows overlap (stride >= window in every dim),
  * one pass per window: a thread reads the window's x and dy and writes
  * every dx element of the window's cell (the window and the gap up to the
@@ -36,11 +42,11 @@
  * Threads walk the tensor they write in its memory order (c innermost for
  * NHWC-like layouts, w innermost otherwise) so that neighbouring threads
  * touch neighbouring addresses; index arithmetic divides by invariant
- * divisors in 32 bits (the general kernels: unless the tensor holds 2^31
- * elements or more; the fast paths: while the index is below 2^32), and
- * offsets are 64-bit. In-place backward (dx over x) is safe on every path
- * but the window scan: each one-pass thread reads its cell's x before
- * writing it, and the gathers after the argmax pass do not read x. */
+ * divisors in 32 bits (unless the index is 2^31 or more: the general
+ * kernels then divide, the fast paths multiply in 64 bits), and offsets are
+ * 64-bit. In-place backward (dx over x) is safe on every path but the
+ * window scan: each one-pass thread reads its cell's x before writing it,
+ * and the gathers after the argmax pass do not read x. */
 #include "cuda/kernels.h"
 
 /* ---- the problem as the kernels take it ----------------------------------------- */
@@ -64,6 +70,7 @@ typedef struct {
         uint64_t m;
         uint32_t s;
     } walk_fdiv[4];
+    int64_t walk_lim32; /* below it, pool_split divides by walk_div in 32 bits */
     int vx, vy, vdx;
 } pool_args;
 
@@ -377,11 +384,22 @@ __device__ __forceinline__ double pool_div(double s, double d)
 enum { POOL_AVG, POOL_MAX, POOL_ARG };
 
 /* Walk index i split innermost first (t[0..3]) with the rest in t[4]. The
- * divisions are multiply-highs (Granlund and Montgomery, fig. 4.1, as
- * udnn_gpu_div32 but in 64 bits: exact for i < 2^63, no 64-bit division
- * and no branch; see pool_walk). */
+ * divisions are multiply-highs (Granlund and Montgomery, fig. 4.1): in 32
+ * bits (udnn_gpu_div32) below 2^31, a quarter of the instructions of the 64
+ * bits that are exact for i < 2^63 (see pool_walk); no division. */
 __device__ __forceinline__ void pool_split(const pool_args &a, int64_t i, int64_t t[5])
 {
+    if (i < a.walk_lim32) {
+        uint32_t u = (uint32_t)i;
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const uint32_t q = udnn_gpu_div32_q(a.walk_div[k], u);
+            t[k] = (int64_t)(u - q * a.walk_div[k].d);
+            u = q;
+        }
+        t[4] = (int64_t)u;
+        return;
+    }
 #pragma unroll
     for (int k = 0; k < 4; k++) {
         const uint64_t n = (uint64_t)i;
@@ -476,6 +494,72 @@ template <class C> __device__ __forceinline__ int pool_mx_at(const pool_mx<C> &m
     return m.at < 0 ? first : m.at;
 }
 
+/* The unrolled kernels reduce a window one plane (d) at a time from
+ * registers: N elements in row-major order, the positions a window does not
+ * cover (the padding, columns past the row) holding pool_pad's value, so
+ * that no element needs a test. The maximum of a plane is a chain of fmax
+ * (one instruction an element; a NaN operand gives the other, so NaN
+ * padding and NaNs under NOT_PROPAGATE drop out, and an all-NaN plane gives
+ * NaN), under PROPAGATE NaN when any element is (padding then is -inf, which
+ * never decides a maximum: see pool_plane_at). Where it is: the first
+ * element equal to it, or the first NaN when it is NaN; the plane's maximum
+ * then joins the window's by pool_mx_take, so ties and NaNs across planes
+ * follow the reference. For the value alone (forward), -0 and +0 tie as
+ * fmax picks, not necessarily the first. */
+template <class C> __device__ __forceinline__ C pool_pad(int mode, bool propagate)
+{
+    return mode == POOL_AVG ? C(0) : propagate ? C(-INFINITY) : C(NAN);
+}
+
+__device__ __forceinline__ float pool_fmax(float a, float b)
+{
+    return fmaxf(a, b);
+}
+__device__ __forceinline__ double pool_fmax(double a, double b)
+{
+    return fmax(a, b);
+}
+
+template <class C, int N>
+__device__ __forceinline__ C pool_plane_max(const C (&v)[N], bool propagate)
+{
+    C m = v[0];
+#pragma unroll
+    for (int k = 1; k < N; k++) m = pool_fmax(m, v[k]);
+    if (propagate) {
+        bool nan = false;
+#pragma unroll
+        for (int k = 0; k < N; k++) nan |= v[k] != v[k];
+        if (nan) m = C(NAN);
+    }
+    return m;
+}
+
+/* A plane's maximum pm into the window's value (forward): a NaN of either
+ * stays under PROPAGATE. */
+template <class C> __device__ __forceinline__ C pool_max_join(C best, C pm, bool propagate)
+{
+    return propagate && (best != best || pm != pm) ? C(NAN) : pool_fmax(best, pm);
+}
+
+/* Where in the plane its maximum pm is (the first match, so ties go to the
+ * first; -inf padding under PROPAGATE matches only when pm is -inf, and
+ * such a plane never replaces the window's start, -inf). Under
+ * NOT_PROPAGATE a NaN pm (an all-NaN plane) is never taken, so where does
+ * not matter. */
+template <class C, int N> __device__ __forceinline__ int pool_plane_at(const C (&v)[N], C pm)
+{
+    int at = 0;
+    if (pm != pm) {
+#pragma unroll
+        for (int k = N - 1; k >= 0; k--) at = v[k] != v[k] ? k : at;
+    } else {
+#pragma unroll
+        for (int k = N - 1; k >= 0; k--) at = v[k] == pm ? k : at;
+    }
+    return at;
+}
+
 /* The window of output o along dim k clipped to the input, [lo, hi), and
  * its unclipped start. */
 __device__ __forceinline__ int pool_span(const pool_args &a, int k, int o, int &lo, int &hi)
@@ -498,14 +582,28 @@ __device__ __forceinline__ void pool_cell(const pool_args &a, int k, int o, int 
 
 /* ---- fast paths: rows ------------------------------------------------------------ */
 
-/* Forward (MODE POOL_AVG or POOL_MAX: y; POOL_ARG: the argmax bytes, V per
- * item at arg + i * V, so a row of y has ceil(OW / V) * V bytes) over items
- * of V adjacent outputs of a row (walk: groups, oh, od, c; n). The window
- * along w is KW wide, SW apart, PW padded, and at most KW high (the rows
- * unroll; d is a loop). The thread loads slots of V columns [B + L0 + qV,
- * + V), B = ow0 * SW, of each input row of its windows: the columns some
- * window needs ([B - PW, B + SPAN)), a whole pool_vt where they all do, lie
- * inside the row and x allows it. */
+/* The row forward's shape: items of V adjacent outputs of R rows, loading
+ * slots of V columns [B + L0 + qV, + V), q < NS, B = ow0 * SW, of each
+ * input row of their windows: the columns some window needs are [B - PW,
+ * B + SPAN). Two rows an item where the columns their windows need stay
+ * few (registers), so that more loads are in flight per thread. */
+template <class T, int KW, int SW, int PW> struct pool_row_shape {
+    enum {
+        V = pool_vt<T>::N,
+        L0 = -pool_ceil_div(PW, V) * V,
+        SPAN = (V - 1) * SW + KW - PW,
+        NS = pool_ceil_div(SPAN, V) - L0 / V,
+        R = sizeof(T) == 8 || KW * ((V - 1) * SW + KW) * sizeof(T) > 108 ? 1 : 2
+    };
+};
+
+/* Forward (MODE POOL_AVG or POOL_MAX: y; POOL_ARG: the argmax bytes, a row
+ * of y as ceil(OW / V) * V bytes) over items of V adjacent outputs of R
+ * rows (walk: groups, oh / R, od, c; n). The window along w is KW wide, SW
+ * apart, PW padded, and at most KW high (the rows unroll; d is a loop).
+ * Slots load whole (one pool_vt) where every column is needed, lies inside
+ * the row and x allows it; the positions no window of the item covers take
+ * pool_pad's value. */
 template <class T, int KW, int SW, int PW, int MODE>
 POOL_FAST pool_row_fwd_kernel(pool_args a, const T *__restrict__ x, T *__restrict__ y,
                               uint8_t *__restrict__ arg, typename io<T>::C alpha,
@@ -513,101 +611,128 @@ POOL_FAST pool_row_fwd_kernel(pool_args a, const T *__restrict__ x, T *__restric
 {
     typedef typename io<T>::C C;
     typedef pool_vt<T> VT;
-    constexpr int V = VT::N;
-    constexpr int L0 = -pool_ceil_div(PW, V) * V;
-    constexpr int SPAN = (V - 1) * SW + KW - PW;
-    constexpr int NS = pool_ceil_div(SPAN, V) - L0 / V;
+    typedef pool_row_shape<T, KW, SW, PW> S;
+    constexpr int V = S::V, L0 = S::L0, SPAN = S::SPAN, NS = S::NS, R = S::R;
+    const C pad = pool_pad<C>(MODE, a.propagate_nan);
+    const T padt = io<T>::st(pad);
     UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
     {
         int64_t t[5];
         pool_split(a, i, t);
-        const int ow0 = (int)t[0] * V, B = ow0 * SW;
-        int dlo, dhi, hlo, hhi;
-        const int d0 = pool_span(a, 0, (int)t[2], dlo, dhi);
-        const int h0 = pool_span(a, 1, (int)t[1], hlo, hhi);
+        const int ow0 = (int)t[0] * V, B = ow0 * SW, od = (int)t[2];
+        int dlo, dhi, oh[R], h0[R], hlo[R], hhi[R];
+        const int d0 = pool_span(a, 0, od, dlo, dhi);
+#pragma unroll
+        for (int rr = 0; rr < R; rr++) {
+            oh[rr] = (int)t[1] * R + rr;
+            h0[rr] = pool_span(a, 1, oh[rr], hlo[rr], hhi[rr]);
+            if (oh[rr] >= a.out[1]) hhi[rr] = 0; /* past the last row: no input row */
+        }
         const T *xb = x + t[4] * a.xs[0] + t[3] * a.xs[1];
         /* buffer element e (column B + L0 + e) lies inside the row when
          * elo <= e < ehi */
         const int elo = -(B + L0), ehi = a.in[2] - (B + L0);
-        pool_mx<C> m[V];
-        C s[V];
+        pool_mx<C> m[R][V];
 #pragma unroll
-        for (int j = 0; j < V; j++) {
-            pool_mx_init(m[j], a.propagate_nan);
-            s[j] = C(0);
-        }
+        for (int rr = 0; rr < R; rr++)
+#pragma unroll
+            for (int j = 0; j < V; j++) m[rr][j].best = pad, m[rr][j].at = -1;
         for (int d = dlo; d < dhi; d++) {
             const T *plane = xb + d * a.xs[2];
-            VT buf[KW][NS];
+            VT buf[R][KW][NS];
 #pragma unroll
-            for (int r = 0; r < KW; r++) {
-                if (h0 + r < hlo || h0 + r >= hhi) continue;
-                const T *row = plane + (h0 + r) * a.xs[3];
+            for (int rr = 0; rr < R; rr++)
 #pragma unroll
-                for (int q = 0; q < NS; q++) {
-                    const int first = L0 + q * V; /* the slot's columns, relative to B */
-                    const bool whole = first >= -PW && first + V <= SPAN;
-                    if (whole && a.vx && q * V >= elo && q * V + V <= ehi) {
-                        buf[r][q] = *(const VT *)(row + B + first);
+                for (int r = 0; r < KW; r++) {
+                    const bool live = h0[rr] + r >= hlo[rr] && h0[rr] + r < hhi[rr];
+                    const T *row = plane + (h0[rr] + r) * a.xs[3];
+#pragma unroll
+                    for (int q = 0; q < NS; q++) {
+                        const int first = L0 + q * V; /* the slot's columns, relative to B */
+                        if (first >= -PW && first + V <= SPAN && a.vx && q * V >= elo &&
+                            q * V + V <= ehi) {
+                            if (live) {
+                                buf[rr][r][q] = *(const VT *)(row + B + first);
+                            } else {
+#pragma unroll
+                                for (int k = 0; k < V; k++) buf[rr][r][q].v[k] = padt;
+                            }
+                        } else {
+#pragma unroll
+                            for (int k = 0; k < V; k++)
+                                if (first + k >= -PW && first + k < SPAN)
+                                    buf[rr][r][q].v[k] =
+                                        live && q * V + k >= elo && q * V + k < ehi
+                                            ? row[(int64_t)(B + first + k) * a.xs[4]]
+                                            : padt;
+                        }
+                    }
+                }
+            const int base = (d - d0) * a.win[1] * KW;
+#pragma unroll
+            for (int rr = 0; rr < R; rr++)
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    C v[KW * KW];
+#pragma unroll
+                    for (int r = 0; r < KW; r++)
+#pragma unroll
+                        for (int kw = 0; kw < KW; kw++) {
+                            const int e = j * SW - PW + kw - L0;
+                            v[r * KW + kw] = io<T>::ld(buf[rr][r][e / V].v[e % V]);
+                        }
+                    if (MODE == POOL_AVG) {
+#pragma unroll
+                        for (int k = 0; k < KW * KW; k++) m[rr][j].best += v[k];
                     } else {
-#pragma unroll
-                        for (int k = 0; k < V; k++)
-                            if (first + k >= -PW && first + k < SPAN && q * V + k >= elo &&
-                                q * V + k < ehi)
-                                buf[r][q].v[k] = row[(int64_t)(B + first + k) * a.xs[4]];
+                        const C pm = pool_plane_max(v, a.propagate_nan);
+                        if (MODE == POOL_MAX)
+                            m[rr][j].best = pool_max_join(m[rr][j].best, pm, a.propagate_nan);
+                        else
+                            pool_mx_take<C, true>(m[rr][j], pm, base + pool_plane_at(v, pm),
+                                                  a.propagate_nan);
                     }
                 }
-            }
-#pragma unroll
-            for (int r = 0; r < KW; r++) {
-                if (h0 + r < hlo || h0 + r >= hhi) continue;
-                const int rowpos = ((d - d0) * a.win[1] + r) * KW;
-#pragma unroll
-                for (int j = 0; j < V; j++)
-#pragma unroll
-                    for (int kw = 0; kw < KW; kw++) {
-                        const int e = j * SW - PW + kw - L0;
-                        if (e < elo || e >= ehi) continue;
-                        const C v = io<T>::ld(buf[r][e / V].v[e % V]);
-                        if (MODE == POOL_AVG) s[j] += v;
-                        else pool_mx_take<C, MODE == POOL_ARG>(m[j], v, rowpos + kw, a.propagate_nan);
-                    }
-            }
         }
-        if (MODE == POOL_ARG) {
-            uint32_t bytes = 0;
 #pragma unroll
-            for (int j = 0; j < V; j++) {
-                const int w0 = B + j * SW - PW; /* window j's first column */
-                const int first = ((dlo - d0) * a.win[1] + (hlo - h0)) * KW + (w0 < 0 ? -w0 : 0);
-                bytes |= (uint32_t)(uint8_t)pool_mx_at(m[j], first) << (8 * j);
-            }
-            pool_st_bytes<V>(arg + i * V, bytes);
-        } else {
-            C v[V];
+        for (int rr = 0; rr < R; rr++) {
+            if (oh[rr] >= a.out[1]) continue;
+            if (MODE == POOL_ARG) {
+                uint32_t bytes = 0;
 #pragma unroll
-            for (int j = 0; j < V; j++) {
-                if (MODE == POOL_MAX) {
-                    v[j] = m[j].best;
-                } else {
-                    int cols = 0;
-#pragma unroll
-                    for (int kw = 0; kw < KW; kw++) {
-                        const int e = j * SW - PW + kw - L0;
-                        cols += e >= elo && e < ehi ? 1 : 0;
-                    }
-                    v[j] = pool_div(s[j], a.include_pad ? C(a.win[0] * a.win[1] * KW)
-                                                         : C((dhi - dlo) * (hhi - hlo) * cols));
+                for (int j = 0; j < V; j++) {
+                    const int w0 = B + j * SW - PW; /* window j's first column */
+                    const int first =
+                        ((dlo - d0) * a.win[1] + (hlo[rr] - h0[rr])) * KW + (w0 < 0 ? -w0 : 0);
+                    bytes |= (uint32_t)(uint8_t)pool_mx_at(m[rr][j], first) << (8 * j);
                 }
-            }
-            T *yr = y + t[4] * a.ys[0] + t[3] * a.ys[1] + t[2] * a.ys[2] + t[1] * a.ys[3];
-            if (a.vy && ow0 + V <= a.out[2]) {
-                pool_stv<T, V>(yr + ow0, v, alpha, beta);
+                const int64_t orow =
+                    ((t[4] * a.walk_dim[3] + t[3]) * a.out[0] + od) * a.out[1] + oh[rr];
+                pool_st_bytes<V>(arg + orow * (a.walk_dim[0] * V) + ow0, bytes);
             } else {
+                C v[V];
 #pragma unroll
-                for (int j = 0; j < V; j++)
-                    if (ow0 + j < a.out[2])
-                        pool_blend_store(yr + (ow0 + j) * a.ys[4], v[j], alpha, beta);
+                for (int j = 0; j < V; j++) {
+                    if (MODE == POOL_MAX) {
+                        v[j] = m[rr][j].best;
+                    } else {
+                        /* the window's columns inside the row */
+                        const int e0 = j * SW - PW - L0;
+                        const int cols = (e0 + KW < ehi ? e0 + KW : ehi) - (e0 > elo ? e0 : elo);
+                        const int n = (dhi - dlo) * (hhi[rr] - hlo[rr]) * cols;
+                        v[j] = pool_div(m[rr][j].best,
+                                        a.include_pad ? C(a.win[0] * a.win[1] * KW) : C(n));
+                    }
+                }
+                T *yr = y + t[4] * a.ys[0] + t[3] * a.ys[1] + od * a.ys[2] + oh[rr] * a.ys[3];
+                if (a.vy && ow0 + V <= a.out[2]) {
+                    pool_stv<T, V>(yr + ow0, v, alpha, beta);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < V; j++)
+                        if (ow0 + j < a.out[2])
+                            pool_blend_store(yr + (ow0 + j) * a.ys[4], v[j], alpha, beta);
+                }
             }
         }
     }
@@ -616,8 +741,9 @@ POOL_FAST pool_row_fwd_kernel(pool_args a, const T *__restrict__ x, T *__restric
 /* Backward gather over items of V adjacent dx elements of a row (walk:
  * groups, h, d, c; n): the outputs whose windows cover them along w are
  * ob + r, ob = w0 / SW, r in [R0, R1] (compile-time, V % SW == 0); d and h
- * as pool_covering finds them. HOW: POOL_BWD_ARGMAX (the bytes of
- * pool_row_fwd_kernel, rows of `pitch` bytes) or POOL_BWD_AVG. */
+ * as pool_covering finds them (along h at most KW: that loop unrolls). HOW:
+ * POOL_BWD_ARGMAX (the bytes of pool_row_fwd_kernel, rows of `pitch`
+ * bytes) or POOL_BWD_AVG. */
 template <class T, int KW, int SW, int PW, int HOW>
 POOL_FAST pool_row_gather_kernel(pool_args a, const T *__restrict__ dy,
                                  const uint8_t *__restrict__ arg, int64_t pitch,
@@ -643,7 +769,12 @@ POOL_FAST pool_row_gather_kernel(pool_args a, const T *__restrict__ dy,
 #pragma unroll
         for (int j = 0; j < V; j++) grad[j] = C(0);
         for (int od = odlo; od < odhi; od++)
-            for (int oh = ohlo; oh < ohhi; oh++) {
+#pragma unroll
+            for (int k = 0; k < KW; k++) {
+                /* at most KW rows cover h (the window is at most KW high):
+                 * unrolled, their loads issue together */
+                const int oh = ohlo + k;
+                if (oh >= ohhi) continue;
                 const T *dyr = dyb + od * a.ys[2] + oh * a.ys[3];
                 const uint8_t *ar = arg + ((plane + od) * a.out[1] + oh) * pitch;
                 const int dpos = d - (od * a.str[0] - a.pad[0]), hpos = h - (oh * a.str[1] - a.pad[1]);
@@ -722,30 +853,35 @@ POOL_FAST pool_row_cell_kernel(pool_args a, const T *__restrict__ x, const T *__
         if (MODE == POOL_MAX) {
             const T *xb = x + t[4] * a.xs[0] + t[3] * a.xs[1];
             const bool whole = a.vx && NB <= ehi;
+            const T padt = io<T>::st(pool_pad<C>(MODE, a.propagate_nan));
             for (int d = dlo; d < dhi; d++) {
+                /* the plane's rows, pool_pad's value where no window reaches */
                 VT buf[2][2];
 #pragma unroll
                 for (int r = 0; r < 2; r++) {
-                    if (h0 + r < hlo || h0 + r >= hhi) continue;
+                    const bool live = h0 + r >= hlo && h0 + r < hhi;
                     const T *row = xb + d * a.xs[2] + (h0 + r) * a.xs[3];
-                    if (whole) {
+                    if (live && whole) {
                         buf[r][0] = *(const VT *)(row + B);
                         buf[r][1] = *(const VT *)(row + B + V);
                     } else {
 #pragma unroll
                         for (int e = 0; e < NB; e++)
-                            if (e < ehi) buf[r][e / V].v[e % V] = row[(int64_t)(B + e) * a.xs[4]];
+                            buf[r][e / V].v[e % V] =
+                                live && e < ehi ? row[(int64_t)(B + e) * a.xs[4]] : padt;
                     }
                 }
+                const int base = (d - d0) * a.win[1] * 2;
 #pragma unroll
-                for (int r = 0; r < 2; r++) {
-                    if (h0 + r < hlo || h0 + r >= hhi) continue;
-                    const int rowpos = ((d - d0) * a.win[1] + r) * 2;
+                for (int j = 0; j < V; j++) {
+                    C v[4];
 #pragma unroll
-                    for (int e = 0; e < NB; e++)
-                        if (e < ehi)
-                            pool_mx_take<C, true>(m[e / 2], io<T>::ld(buf[r][e / V].v[e % V]),
-                                                  rowpos + e % 2, a.propagate_nan);
+                    for (int k = 0; k < 4; k++) {
+                        const int e = 2 * j + k % 2;
+                        v[k] = io<T>::ld(buf[k / 2][e / V].v[e % V]);
+                    }
+                    const C pm = pool_plane_max(v, a.propagate_nan);
+                    pool_mx_take<C, true>(m[j], pm, base + pool_plane_at(v, pm), a.propagate_nan);
                 }
             }
 #pragma unroll
@@ -806,99 +942,135 @@ POOL_FAST pool_row_cell_kernel(pool_args a, const T *__restrict__ x, const T *__
 
 /* ---- fast paths: channels and cells ---------------------------------------------------- */
 
-/* Forward over items of V channels of one output (walk: C / V, ow, oh, od;
- * n), c innermost and unit-stride in x and y. KW: the window along w, and
- * the most along h, as a compile-time constant (the loads of a window
- * issue together), or 0 for loops. MODE as the row kernel's (POOL_ARG: V
- * bytes per item at arg + i * V: y's positions in order, C innermost). */
-template <class T, int KW, int MODE>
+/* Forward over items of V channels of P outputs adjacent along w (walk: C
+ * / V, ow / P, oh, od; n), c innermost and unit-stride in x and y. KW: the
+ * window along w, and the most along h, as a compile-time constant (the
+ * loads of a window issue together, positions outside the input holding
+ * pool_pad's value), or 0 for loops. SW: the stride along w as a
+ * compile-time constant, and then P = 2 (the columns the two windows share
+ * load once, and twice the loads are in flight), or 0: P = 1. MODE as the
+ * row kernel's (POOL_ARG: V bytes per item at y's position * C + c). */
+template <class T, int KW, int SW, int MODE>
 POOL_FAST pool_chan_fwd_kernel(pool_args a, const T *__restrict__ x, T *__restrict__ y,
                                uint8_t *__restrict__ arg, typename io<T>::C alpha,
                                typename io<T>::C beta)
 {
     typedef typename io<T>::C C;
     typedef pool_vt<T> VT;
-    constexpr int V = VT::N;
+    constexpr int V = VT::N, P = SW > 0 ? 2 : 1, NC = KW > 0 ? (P - 1) * SW + KW : 1;
+    const C pad = pool_pad<C>(MODE, a.propagate_nan);
+    const T padt = io<T>::st(pad);
     UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
     {
         int64_t t[5];
         pool_split(a, i, t);
-        int dlo, dhi, hlo, hhi, wlo, whi;
+        int dlo, dhi, hlo, hhi, ow[P], w0[P], wlo[P], whi[P];
         const int d0 = pool_span(a, 0, (int)t[3], dlo, dhi);
         const int h0 = pool_span(a, 1, (int)t[2], hlo, hhi);
-        const int w0 = pool_span(a, 2, (int)t[1], wlo, whi);
-        const T *xb = x + t[4] * a.xs[0] + t[0] * V;
-        pool_mx<C> m[V];
-        C s[V];
 #pragma unroll
-        for (int j = 0; j < V; j++) {
-            pool_mx_init(m[j], a.propagate_nan);
-            s[j] = C(0);
+        for (int p = 0; p < P; p++) {
+            ow[p] = (int)t[1] * P + p;
+            w0[p] = pool_span(a, 2, ow[p], wlo[p], whi[p]);
         }
+        const T *xb = x + t[4] * a.xs[0] + t[0] * V;
+        pool_mx<C> m[P][V];
+#pragma unroll
+        for (int p = 0; p < P; p++)
+#pragma unroll
+            for (int j = 0; j < V; j++) m[p][j].best = pad, m[p][j].at = -1;
         const int kwin = KW > 0 ? KW : a.win[2];
         for (int d = dlo; d < dhi; d++) {
             const T *plane = xb + d * a.xs[2];
             if (KW > 0) {
-                VT buf[KW > 0 ? KW : 1][KW > 0 ? KW : 1];
+                constexpr int K = KW > 0 ? KW : 1;
+                VT buf[K][NC];
 #pragma unroll
-                for (int r = 0; r < KW; r++)
+                for (int r = 0; r < K; r++)
 #pragma unroll
-                    for (int kw = 0; kw < KW; kw++)
-                        if (h0 + r >= hlo && h0 + r < hhi && w0 + kw >= wlo && w0 + kw < whi)
-                            buf[r][kw] = *(const VT *)(plane + (h0 + r) * a.xs[3] + (w0 + kw) * a.xs[4]);
+                    for (int c = 0; c < NC; c++) {
+                        const int h = h0 + r, w = w0[0] + c;
+                        if (h >= hlo && h < hhi && w >= 0 && w < a.in[2]) {
+                            buf[r][c] = *(const VT *)(plane + h * a.xs[3] + w * a.xs[4]);
+                        } else {
 #pragma unroll
-                for (int r = 0; r < KW; r++)
+                            for (int j = 0; j < V; j++) buf[r][c].v[j] = padt;
+                        }
+                    }
+                const int base = (d - d0) * a.win[1] * K;
 #pragma unroll
-                    for (int kw = 0; kw < KW; kw++) {
-                        if (h0 + r < hlo || h0 + r >= hhi || w0 + kw < wlo || w0 + kw >= whi) continue;
-                        const int pos = ((d - d0) * a.win[1] + r) * KW + kw;
+                for (int p = 0; p < P; p++)
 #pragma unroll
-                        for (int j = 0; j < V; j++) {
-                            const C v = io<T>::ld(buf[r][kw].v[j]);
-                            if (MODE == POOL_AVG) s[j] += v;
-                            else pool_mx_take<C, MODE == POOL_ARG>(m[j], v, pos, a.propagate_nan);
+                    for (int j = 0; j < V; j++) {
+                        C v[K * K];
+#pragma unroll
+                        for (int r = 0; r < K; r++)
+#pragma unroll
+                            for (int kw = 0; kw < K; kw++)
+                                v[r * K + kw] = io<T>::ld(buf[r][p * SW + kw].v[j]);
+                        if (MODE == POOL_AVG) {
+#pragma unroll
+                            for (int k = 0; k < K * K; k++) m[p][j].best += v[k];
+                        } else {
+                            const C pm = pool_plane_max(v, a.propagate_nan);
+                            if (MODE == POOL_MAX)
+                                m[p][j].best = pool_max_join(m[p][j].best, pm, a.propagate_nan);
+                            else
+                                pool_mx_take<C, true>(m[p][j], pm, base + pool_plane_at(v, pm),
+                                                      a.propagate_nan);
                         }
                     }
             } else {
                 for (int h = hlo; h < hhi; h++) {
                     const T *row = plane + h * a.xs[3];
-                    const int rowpos = ((d - d0) * a.win[1] + (h - h0)) * kwin - w0;
-                    for (int w = wlo; w < whi; w++) {
+                    const int rowpos = ((d - d0) * a.win[1] + (h - h0)) * kwin - w0[0];
+                    for (int w = wlo[0]; w < whi[0]; w++) {
                         const VT u = *(const VT *)(row + w * a.xs[4]);
 #pragma unroll
                         for (int j = 0; j < V; j++) {
                             const C v = io<T>::ld(u.v[j]);
-                            if (MODE == POOL_AVG) s[j] += v;
-                            else pool_mx_take<C, MODE == POOL_ARG>(m[j], v, rowpos + w, a.propagate_nan);
+                            if (MODE == POOL_AVG) m[0][j].best += v;
+                            else if (MODE == POOL_MAX)
+                                m[0][j].best = pool_max_join(m[0][j].best, v, a.propagate_nan);
+                            else pool_mx_take<C, true>(m[0][j], v, rowpos + w, a.propagate_nan);
                         }
                     }
                 }
             }
         }
-        if (MODE == POOL_ARG) {
-            uint32_t bytes = 0;
-            const int first = ((dlo - d0) * a.win[1] + (hlo - h0)) * kwin + wlo - w0;
+        const int64_t C_ = a.walk_dim[0] * V;
+        const int64_t opos = ((t[4] * a.out[0] + t[3]) * a.out[1] + t[2]) * a.out[2];
 #pragma unroll
-            for (int j = 0; j < V; j++)
-                bytes |= (uint32_t)(uint8_t)pool_mx_at(m[j], first) << (8 * j);
-            pool_st_bytes<V>(arg + i * V, bytes);
-        } else {
-            C v[V];
-            const C div = a.include_pad ? C(a.win[0] * a.win[1] * a.win[2])
-                                        : C((dhi - dlo) * (hhi - hlo) * (whi - wlo));
+        for (int p = 0; p < P; p++) {
+            if (ow[p] >= a.out[2]) continue;
+            if (MODE == POOL_ARG) {
+                uint32_t bytes = 0;
+                const int first = ((dlo - d0) * a.win[1] + (hlo - h0)) * kwin + wlo[p] - w0[p];
 #pragma unroll
-            for (int j = 0; j < V; j++) v[j] = MODE == POOL_MAX ? m[j].best : pool_div(s[j], div);
-            pool_stv<T, V>(y + t[4] * a.ys[0] + t[0] * V + t[3] * a.ys[2] + t[2] * a.ys[3] +
-                               t[1] * a.ys[4],
-                           v, alpha, beta);
+                for (int j = 0; j < V; j++)
+                    bytes |= (uint32_t)(uint8_t)pool_mx_at(m[p][j], first) << (8 * j);
+                pool_st_bytes<V>(arg + (opos + ow[p]) * C_ + t[0] * V, bytes);
+            } else {
+                C v[V];
+                const C div = a.include_pad ? C(a.win[0] * a.win[1] * a.win[2])
+                                            : C((dhi - dlo) * (hhi - hlo) * (whi[p] - wlo[p]));
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    v[j] = MODE == POOL_MAX ? m[p][j].best : pool_div(m[p][j].best, div);
+                pool_stv<T, V>(y + t[4] * a.ys[0] + t[0] * V + t[3] * a.ys[2] + t[2] * a.ys[3] +
+                                   ow[p] * a.ys[4],
+                               v, alpha, beta);
+            }
         }
     }
 }
 
 /* Backward gather over items of V channels of one dx element (walk: C / V,
  * w, h, d; n), c innermost and unit-stride in dy and dx. HOW:
- * POOL_BWD_ARGMAX (the bytes of pool_chan_fwd_kernel) or POOL_BWD_AVG. */
-template <class T, int HOW>
+ * POOL_BWD_ARGMAX (the bytes of pool_chan_fwd_kernel) or POOL_BWD_AVG. KW
+ * > 0: the window is at most KW high and wide, so at most KW outputs cover
+ * an element along h and along w; those loops unroll, their loads issuing
+ * together. */
+template <class T, int KW, int HOW>
 POOL_FAST pool_chan_gather_kernel(pool_args a, const T *__restrict__ dy,
                                   const uint8_t *__restrict__ arg, T *__restrict__ dx,
                                   typename io<T>::C alpha, typename io<T>::C beta)
@@ -920,35 +1092,44 @@ POOL_FAST pool_chan_gather_kernel(pool_args a, const T *__restrict__ dy,
         C grad[V];
 #pragma unroll
         for (int j = 0; j < V; j++) grad[j] = C(0);
-        for (int od = olo[0]; od < ohi[0]; od++)
-            for (int oh = olo[1]; oh < ohi[1]; oh++) {
-                const int64_t orow = (t[4] * a.out[0] + od) * a.out[1] + oh;
-                const int dpos = d - (od * a.str[0] - a.pad[0]), hpos = h - (oh * a.str[1] - a.pad[1]);
-                int dhcount = 0;
-                if (HOW == POOL_BWD_AVG) {
-                    int lo, hi, lo2, hi2;
-                    pool_span(a, 0, od, lo, hi);
-                    pool_span(a, 1, oh, lo2, hi2);
-                    dhcount = (hi - lo) * (hi2 - lo2);
-                }
-                for (int ow = olo[2]; ow < ohi[2]; ow++) {
-                    const VT u = *(const VT *)(dyb + od * a.ys[2] + oh * a.ys[3] + ow * a.ys[4]);
-                    if (HOW == POOL_BWD_ARGMAX) {
-                        const uint32_t bytes =
-                            pool_ld_bytes<V>(arg + (orow * a.out[2] + ow) * cpos + t[0] * V);
-                        const int rel = (dpos * a.win[1] + hpos) * a.win[2] + w - (ow * a.str[2] - a.pad[2]);
+        for (int od = olo[0]; od < ohi[0]; od++) {
+            /* output (od, oh, ow)'s share */
+            auto take = [&](int oh, int ow) {
+                const VT u = *(const VT *)(dyb + od * a.ys[2] + oh * a.ys[3] + ow * a.ys[4]);
+                if (HOW == POOL_BWD_ARGMAX) {
+                    const int64_t orow = (t[4] * a.out[0] + od) * a.out[1] + oh;
+                    const uint32_t bytes =
+                        pool_ld_bytes<V>(arg + (orow * a.out[2] + ow) * cpos + t[0] * V);
+                    const int rel = ((d - (od * a.str[0] - a.pad[0])) * a.win[1] +
+                                     h - (oh * a.str[1] - a.pad[1])) *
+                                        a.win[2] +
+                                    w - (ow * a.str[2] - a.pad[2]);
 #pragma unroll
-                        for (int j = 0; j < V; j++)
-                            grad[j] += (int)((bytes >> (8 * j)) & 0xff) == rel ? io<T>::ld(u.v[j]) : C(0);
-                    } else {
-                        int lo, hi;
-                        pool_span(a, 2, ow, lo, hi);
-                        const C div = a.include_pad ? C(a.win[0] * a.win[1] * a.win[2]) : C(dhcount * (hi - lo));
+                    for (int j = 0; j < V; j++)
+                        grad[j] += (int)((bytes >> (8 * j)) & 0xff) == rel ? io<T>::ld(u.v[j]) : C(0);
+                } else {
+                    int lo0, hi0, lo1, hi1, lo2, hi2;
+                    pool_span(a, 0, od, lo0, hi0);
+                    pool_span(a, 1, oh, lo1, hi1);
+                    pool_span(a, 2, ow, lo2, hi2);
+                    const C div = a.include_pad ? C(a.win[0] * a.win[1] * a.win[2])
+                                                : C((hi0 - lo0) * (hi1 - lo1) * (hi2 - lo2));
 #pragma unroll
-                        for (int j = 0; j < V; j++) grad[j] += pool_div(io<T>::ld(u.v[j]), div);
-                    }
+                    for (int j = 0; j < V; j++) grad[j] += pool_div(io<T>::ld(u.v[j]), div);
                 }
+            };
+            if (KW > 0) {
+#pragma unroll
+                for (int kh = 0; kh < KW; kh++)
+#pragma unroll
+                    for (int kw = 0; kw < KW; kw++)
+                        if (olo[1] + kh < ohi[1] && olo[2] + kw < ohi[2])
+                            take(olo[1] + kh, olo[2] + kw);
+            } else {
+                for (int oh = olo[1]; oh < ohi[1]; oh++)
+                    for (int ow = olo[2]; ow < ohi[2]; ow++) take(oh, ow);
             }
+        }
         pool_stv<T, V>(dx + t[4] * a.xs2[0] + t[0] * V + d * a.xs2[2] + h * a.xs2[3] + w * a.xs2[4],
                        grad, alpha, beta);
     }
@@ -991,28 +1172,34 @@ POOL_FAST pool_cell_kernel(pool_args a, const T *__restrict__ x, const T *__rest
             for (int d = lo[0]; d < hi[0]; d++) {
                 const T *plane = xb + d * a.xs[2];
                 if (K > 0) {
-                    VT buf[K > 0 ? K : 1][K > 0 ? K : 1];
+                    /* (the window may be narrower than K) */
+                    constexpr int KK = K > 0 ? K : 1;
+                    const T padt = io<T>::st(pool_pad<C>(MODE, a.propagate_nan));
+                    VT buf[KK][KK];
 #pragma unroll
-                    for (int r = 0; r < K; r++)
+                    for (int r = 0; r < KK; r++)
 #pragma unroll
-                        for (int kw = 0; kw < K; kw++)
+                        for (int kw = 0; kw < KK; kw++) {
                             if (start[1] + r >= lo[1] && start[1] + r < hi[1] &&
-                                start[2] + kw >= lo[2] && start[2] + kw < hi[2])
+                                start[2] + kw >= lo[2] && start[2] + kw < hi[2]) {
                                 buf[r][kw] = pool_ldv<T, V>(plane + (start[1] + r) * a.xs[3] +
                                                             (start[2] + kw) * a.xs[4]);
+                            } else {
 #pragma unroll
-                    for (int r = 0; r < K; r++)
-#pragma unroll
-                        for (int kw = 0; kw < K; kw++) {
-                            if (start[1] + r < lo[1] || start[1] + r >= hi[1] ||
-                                start[2] + kw < lo[2] || start[2] + kw >= hi[2])
-                                continue;
-                            const int pos = ((d - start[0]) * a.win[1] + r) * a.win[2] + kw;
-#pragma unroll
-                            for (int j = 0; j < V; j++)
-                                pool_mx_take<C, true>(m[j], io<T>::ld(buf[r][kw].v[j]), pos,
-                                                      a.propagate_nan);
+                                for (int j = 0; j < V; j++) buf[r][kw].v[j] = padt;
+                            }
                         }
+#pragma unroll
+                    for (int j = 0; j < V; j++) {
+                        C v[KK * KK];
+#pragma unroll
+                        for (int k = 0; k < KK * KK; k++)
+                            v[k] = io<T>::ld(buf[k / KK][k % KK].v[j]);
+                        const C pm = pool_plane_max(v, a.propagate_nan);
+                        const int k = pool_plane_at(v, pm);
+                        const int pos = ((d - start[0]) * a.win[1] + k / KK) * a.win[2] + k % KK;
+                        pool_mx_take<C, true>(m[j], pm, pos, a.propagate_nan);
+                    }
                 } else {
                     for (int h = lo[1]; h < hi[1]; h++) {
                         const T *row = plane + h * a.xs[3];
@@ -1199,8 +1386,11 @@ static void pool_walk(pool_args &a, int64_t d0, int64_t d1, int64_t d2, int64_t 
 {
     const int64_t dims[4] = {d0, d1, d2, d3};
     a.count = n;
+    a.walk_lim32 = (int64_t)1 << 31;
     for (int k = 0; k < 4; k++) {
         const uint64_t d = (uint64_t)(dims[k] > 0 ? dims[k] : 1);
+        if (d < ((uint64_t)1 << 31)) a.walk_div[k] = udnn_gpu_div32_make((uint32_t)d);
+        else a.walk_lim32 = 0;
         uint32_t s = 0;
         while (s < 63 && ((uint64_t)1 << s) < d) s++;
         a.walk_dim[k] = dims[k];
@@ -1234,11 +1424,17 @@ static int pool_row_geom(const udnn_pool_problem *p)
     default: F<T, 3, 1, 1>(__VA_ARGS__); break;                                            \
     }
 
+/* The row forward over n images of C channels (a: pool_args_of with vx
+ * and vy set). */
 template <class T, int KW, int SW, int PW>
-static void pool_row_fwd_launch(const udnn_gpu_context *c, const pool_args &a, int mode,
-                                const void *x, void *y, uint8_t *arg, double alpha, double beta)
+static void pool_row_fwd_launch(const udnn_gpu_context *c, const pool_args &a0, int64_t C_,
+                                int64_t n, int mode, const void *x, void *y, uint8_t *arg,
+                                double alpha, double beta)
 {
     typedef typename io<T>::C C;
+    typedef pool_row_shape<T, KW, SW, PW> S;
+    pool_args a = a0;
+    pool_walk(a, (a.out[2] + S::V - 1) / S::V, (a.out[1] + S::R - 1) / S::R, a.out[0], C_, n);
     const unsigned grid = udnn_gpu_grid(c, a.count);
     if (mode == POOL_ARG)
         pool_row_fwd_kernel<T, KW, SW, PW, POOL_ARG><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
@@ -1268,38 +1464,48 @@ static void pool_row_gather_launch(const udnn_gpu_context *c, const pool_args &a
                                                      (C)alpha, (C)beta);
 }
 
-template <class T, int KW>
-static void pool_chan_fwd_launch(const udnn_gpu_context *c, const pool_args &a, int mode,
-                                 const void *x, void *y, uint8_t *arg, double alpha, double beta)
+/* The channel forward over n images of C channels (a: pool_args_of). */
+template <class T, int KW, int SW>
+static void pool_chan_fwd_launch(const udnn_gpu_context *c, const pool_args &a0, int64_t C_,
+                                 int64_t n, int mode, const void *x, void *y, uint8_t *arg,
+                                 double alpha, double beta)
 {
     typedef typename io<T>::C C;
+    const int V = pool_vt<T>::N, P = SW > 0 ? 2 : 1;
+    pool_args a = a0;
+    pool_walk(a, C_ / V, (a.out[2] + P - 1) / P, a.out[1], a.out[0], n);
     const unsigned grid = udnn_gpu_grid(c, a.count);
     if (mode == POOL_ARG)
-        pool_chan_fwd_kernel<T, KW, POOL_ARG><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+        pool_chan_fwd_kernel<T, KW, SW, POOL_ARG><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
             a, (const T *)x, (T *)y, arg, (C)alpha, (C)beta);
     else if (mode == POOL_MAX)
-        pool_chan_fwd_kernel<T, KW, POOL_MAX><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+        pool_chan_fwd_kernel<T, KW, SW, POOL_MAX><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
             a, (const T *)x, (T *)y, arg, (C)alpha, (C)beta);
     else
-        pool_chan_fwd_kernel<T, KW, POOL_AVG><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+        pool_chan_fwd_kernel<T, KW, SW, POOL_AVG><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
             a, (const T *)x, (T *)y, arg, (C)alpha, (C)beta);
 }
 
 /* The channel forward with the window unrolled where it is 2 or 3 wide and
- * no higher. */
+ * no higher, and two outputs an item where they stand 2 apart. */
 template <class T>
-static void pool_chan_fwd_go(const udnn_gpu_context *c, const pool_args &a, int mode,
-                             const void *x, void *y, uint8_t *arg, double alpha, double beta)
+static void pool_chan_fwd_go(const udnn_gpu_context *c, const pool_args &a, int64_t C_,
+                             int64_t n, int mode, const void *x, void *y, uint8_t *arg,
+                             double alpha, double beta)
 {
-    if (a.win[2] == 2 && a.win[1] <= 2)
-        pool_chan_fwd_launch<T, 2>(c, a, mode, x, y, arg, alpha, beta);
-    else if (a.win[2] == 3 && a.win[1] <= 3)
-        pool_chan_fwd_launch<T, 3>(c, a, mode, x, y, arg, alpha, beta);
-    else
-        pool_chan_fwd_launch<T, 0>(c, a, mode, x, y, arg, alpha, beta);
+    const int two = a.str[2] == 2;
+    if (a.win[2] == 2 && a.win[1] <= 2) {
+        if (two) pool_chan_fwd_launch<T, 2, 2>(c, a, C_, n, mode, x, y, arg, alpha, beta);
+        else pool_chan_fwd_launch<T, 2, 0>(c, a, C_, n, mode, x, y, arg, alpha, beta);
+    } else if (a.win[2] == 3 && a.win[1] <= 3) {
+        if (two) pool_chan_fwd_launch<T, 3, 2>(c, a, C_, n, mode, x, y, arg, alpha, beta);
+        else pool_chan_fwd_launch<T, 3, 0>(c, a, C_, n, mode, x, y, arg, alpha, beta);
+    } else {
+        pool_chan_fwd_launch<T, 0, 0>(c, a, C_, n, mode, x, y, arg, alpha, beta);
+    }
 }
 
-template <class T>
+template <class T, int KW>
 static void pool_chan_gather_launch(const udnn_gpu_context *c, const pool_args &a, int how,
                                     const void *dy, const uint8_t *arg, void *dx, double alpha,
                                     double beta)
@@ -1307,11 +1513,26 @@ static void pool_chan_gather_launch(const udnn_gpu_context *c, const pool_args &
     typedef typename io<T>::C C;
     const unsigned grid = udnn_gpu_grid(c, a.count);
     if (how == POOL_BWD_ARGMAX)
-        pool_chan_gather_kernel<T, POOL_BWD_ARGMAX><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+        pool_chan_gather_kernel<T, KW, POOL_BWD_ARGMAX><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
             a, (const T *)dy, arg, (T *)dx, (C)alpha, (C)beta);
     else
-        pool_chan_gather_kernel<T, POOL_BWD_AVG><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
+        pool_chan_gather_kernel<T, KW, POOL_BWD_AVG><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
             a, (const T *)dy, arg, (T *)dx, (C)alpha, (C)beta);
+}
+
+/* The channel gather with its covering loops unrolled where the window is
+ * at most 3 high and wide. */
+template <class T>
+static void pool_chan_gather_go(const udnn_gpu_context *c, const pool_args &a, int how,
+                                const void *dy, const uint8_t *arg, void *dx, double alpha,
+                                double beta)
+{
+    if (a.win[1] <= 2 && a.win[2] <= 2)
+        pool_chan_gather_launch<T, 2>(c, a, how, dy, arg, dx, alpha, beta);
+    else if (a.win[1] <= 3 && a.win[2] <= 3)
+        pool_chan_gather_launch<T, 3>(c, a, how, dy, arg, dx, alpha, beta);
+    else
+        pool_chan_gather_launch<T, 0>(c, a, how, dy, arg, dx, alpha, beta);
 }
 
 template <class T, int V, bool CLAST, int K>
@@ -1353,15 +1574,13 @@ static void pool_fwd_go(const udnn_gpu_context *c, const udnn_pool_problem *p, i
     const int64_t N = p->y.dims[0], C = p->y.dims[1];
     pool_args r = a;
     if (!c_last && geom >= 0) {
-        pool_walk(r, (a.out[2] + V - 1) / V, a.out[1], a.out[0], C, N);
         r.vx = pool_vec_ok<T>(p->x_ptr, &p->x, 4);
         r.vy = pool_vec_ok<T>(p->out_ptr, &p->y, 4);
-        POOL_ROW_SWITCH(geom, pool_row_fwd_launch, c, r, mode, p->x_ptr, p->out_ptr, NULL,
+        POOL_ROW_SWITCH(geom, pool_row_fwd_launch, c, r, C, N, mode, p->x_ptr, p->out_ptr, NULL,
                         p->alpha, p->beta);
     } else if (c_last && C % V == 0 && pool_vec_ok<T>(p->x_ptr, &p->x, 1) &&
                pool_vec_ok<T>(p->out_ptr, &p->y, 1)) {
-        pool_walk(r, C / V, a.out[2], a.out[1], a.out[0], N);
-        pool_chan_fwd_go<T>(c, r, mode, p->x_ptr, p->out_ptr, NULL, p->alpha, p->beta);
+        pool_chan_fwd_go<T>(c, r, C, N, mode, p->x_ptr, p->out_ptr, NULL, p->alpha, p->beta);
     } else {
         POOL_LAUNCH(pool_fwd_launch, c_last, pool_big(a), c, a, p->x_ptr, p->out_ptr, p->alpha,
                     p->beta);
@@ -1426,7 +1645,7 @@ static int pool_bwd_fast(const udnn_gpu_context *c, const udnn_pool_problem *p, 
             POOL_ROW_SWITCH(geom, pool_row_gather_launch, c, r, POOL_BWD_AVG, p->dy_ptr, NULL, 0,
                             p->out_ptr, al, be)
         else
-            pool_chan_gather_launch<T>(c, r, POOL_BWD_AVG, p->dy_ptr, NULL, p->out_ptr, al, be);
+            pool_chan_gather_go<T>(c, r, POOL_BWD_AVG, p->dy_ptr, NULL, p->out_ptr, al, be);
         *st = udnn_gpu_launched();
         return 1;
     }
@@ -1445,19 +1664,18 @@ static int pool_bwd_fast(const udnn_gpu_context *c, const udnn_pool_problem *p, 
         T *dx = (T *)p->out_ptr + n0 * p->dx.strides[0];
         pool_args f = a, g = r;
         if (row) {
-            pool_walk(f, ygroups, out[1], out[0], C, nb);
             f.vx = pool_vec_ok<T>(p->x_ptr, &p->x, 4);
-            POOL_ROW_SWITCH(geom, pool_row_fwd_launch, c, f, POOL_ARG, x, NULL, arg, 1.0, 0.0);
+            POOL_ROW_SWITCH(geom, pool_row_fwd_launch, c, f, C, nb, POOL_ARG, x, NULL, arg, 1.0,
+                            0.0);
             if ((*st = udnn_gpu_launched()) != UDNN_STATUS_SUCCESS) return 1;
             pool_walk(g, groups, in[1], in[0], C, nb);
             POOL_ROW_SWITCH(geom, pool_row_gather_launch, c, g, POOL_BWD_ARGMAX, dy, arg, pitch,
                             dx, al, be);
         } else {
-            pool_walk(f, C / V, out[2], out[1], out[0], nb);
-            pool_chan_fwd_go<T>(c, f, POOL_ARG, x, NULL, arg, 1.0, 0.0);
+            pool_chan_fwd_go<T>(c, f, C, nb, POOL_ARG, x, NULL, arg, 1.0, 0.0);
             if ((*st = udnn_gpu_launched()) != UDNN_STATUS_SUCCESS) return 1;
             pool_walk(g, C / V, in[2], in[1], in[0], nb);
-            pool_chan_gather_launch<T>(c, g, POOL_BWD_ARGMAX, dy, arg, dx, al, be);
+            pool_chan_gather_go<T>(c, g, POOL_BWD_ARGMAX, dy, arg, dx, al, be);
         }
         if ((*st = udnn_gpu_launched()) != UDNN_STATUS_SUCCESS) return 1;
     }
