@@ -12,7 +12,10 @@
  * n*h*w rows C apart. A feature's number is its index in its space; every
  * pass numbers features alike.
  *
- * Training and backward are three launches:
+ * Training and backward in the spatial modes, where every tensor is dense
+ * in one layout, are one launch (bn_flow): the passes below as items of a
+ * persistent grid, with the second read of x (and dy) from L2. Elsewhere
+ * they are three launches:
  *  1. reduce: blocks of FT features x BY member lanes, each over one slice
  *     ("split") of the members, write per-split partial sums to scratch.
  *     FT is 32 where features are adjacent in memory (NHWC,
@@ -26,7 +29,9 @@
  *     walk of memory when every tensor shares one dense layout (NHWC-like:
  *     each thread keeps its features' coefficients in registers), else a
  *     strided one.
- * Inference is a coefficient launch and the apply pass. Where the
+ * Inference is the apply pass alone where the tensors are dense and the
+ * coefficients fit in shared memory (each block computes them), else a
+ * coefficient launch and the apply pass. Where the
  * coefficients or partials do not fit in scratch (PER_ACTIVATION over huge
  * planes), one thread per feature does everything (bn_fused_*).
  *
@@ -36,9 +41,9 @@
  * of them, yet saved to float's tolerance), and the partials are combined
  * in double. The apply pass subtracts the mean as a pair (hi, lo) of the
  * compute type; FLOAT's backward applies in double (see bn_acc). Every sum has a fixed order:
- * the same bits on every run. y may be x, and dx may be dy or x: statistics
- * are complete before pass 3, which reads each element just before its
- * own write. */
+ * the same bits on every run. y may be x, and dx may be dy or x: a
+ * feature's statistics are complete before its output, whose pass reads
+ * each element just before its own write. */
 #include "cuda/kernels.h"
 
 /* ---- types and index spaces --------------------------------------------------------- */
@@ -497,30 +502,68 @@ template <class T, class C> struct bn_apply_args {
     /* strided */
     bn_space fs, ms;
     bool feature_inner; /* element i is (member i / F, feature i % F) */
+    /* inference in one launch (bn_apply_dense's FUSE): each block computes
+     * the coefficients into shared memory */
+    bn_side<T> side;
 };
 
 template <class T, class I, bool BWD, class C>
-__device__ __forceinline__ void bn_apply_one(const bn_apply_args<T, C> &a, I f, int64_t xo,
-                                             int64_t go, int64_t oo)
+__device__ __forceinline__ void bn_apply_one(const bn_apply_args<T, C> &a, const C *coef, I f,
+                                             int64_t xo, int64_t go, int64_t oo)
 {
     typedef typename io<T>::C S;
-    const bn_coef<C> k = bn_load_coef(a.coef, a.F, (int64_t)f);
+    const bn_coef<C> k = bn_load_coef(coef, a.F, (int64_t)f);
     const C v = bn_value<C, BWD>(k, (C)io<T>::ld(a.x[xo]), BWD ? (C)io<T>::ld(a.dy[go]) : C(0));
     const C old = a.beta != C(0) ? (C)io<T>::ld(a.out[oo]) : C(0);
     a.out[oo] = io<T>::st((S)bn_blend(v, a.alpha, a.beta, old));
 }
 
-/* Every tensor dense in one layout: memory offsets shared by all. */
-template <class T, class I, bool BWD>
+/* One 16-byte vector of the dense walk: vector jv from the coefficients of
+ * its V features (kc) or its one feature (kc[0]). */
+template <class T, bool BWD, bool ONE, class C>
+__device__ __forceinline__ void bn_apply_vec(const bn_apply_args<T, C> &a, const bn_coef<C> *kc,
+                                             const udnn_gpu_vec<T> &xv, const udnn_gpu_vec<T> &gv,
+                                             udnn_gpu_vec<T> &ov)
+{
+    typedef typename io<T>::C S;
+    const int V = 16 / sizeof(T);
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        const C v = bn_value<C, BWD>(kc[ONE ? 0 : k], (C)io<T>::ld(xv.v[k]),
+                                     BWD ? (C)io<T>::ld(gv.v[k]) : C(0));
+        const C old = a.beta != C(0) ? (C)io<T>::ld(ov.v[k]) : C(0);
+        ov.v[k] = io<T>::st((S)bn_blend(v, a.alpha, a.beta, old));
+    }
+}
+
+/* Every tensor dense in one layout: memory offsets shared by all. Each
+ * thread takes two vectors a step, their loads issued together. FUSE
+ * (inference): the block first computes every feature's coefficients
+ * into dynamic shared memory (F of each), as bn_infer_coef would, and
+ * needs no launch of its own for them. */
+template <class T, class I, bool BWD, bool FUSE>
 __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
     bn_apply_dense(bn_apply_args<T, typename bn_acc<T, BWD>::A> a)
 {
     typedef typename bn_acc<T, BWD>::A C;
-    typedef typename io<T>::C S;
+    const C *coef = a.coef;
+    if constexpr (FUSE) {
+        extern __shared__ double bn_table[];
+        C *t = (C *)bn_table;
+        for (int64_t f = threadIdx.x; f < a.F; f += blockDim.x) {
+            int64_t fo[BN_SLOTS];
+            bn_offsets<int64_t, BN_SLOTS>(a.fs, f, fo);
+            bn_store_coef(t, a.F, f, bn_finish_infer<T>(a.side, fo[S_P]));
+        }
+        __syncthreads();
+        coef = t;
+    }
     const int V = 16 / sizeof(T);
     const I n = (I)a.n, div = (I)a.div, mod = (I)a.F;
     const I nvec = a.vec ? n / V : 0;
     const I step = (I)gridDim.x * blockDim.x;
+    const udnn_gpu_vec<T> *xs = (const udnn_gpu_vec<T> *)a.x, *gs = (const udnn_gpu_vec<T> *)a.dy;
+    udnn_gpu_vec<T> *os = (udnn_gpu_vec<T> *)a.out;
     if (a.hoist) {
         /* NHWC-like: the features repeat every F elements, so a thread's
          * vectors all start at the same feature */
@@ -529,39 +572,56 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
         const I f0 = (jv0 * V) % mod;
         bn_coef<C> kc[V];
 #pragma unroll
-        for (int k = 0; k < V; k++) kc[k] = bn_load_coef(a.coef, a.F, (int64_t)(f0 + k));
-        for (I jv = jv0; jv < nvec; jv += step) {
-            udnn_gpu_vec<T> xv = ((const udnn_gpu_vec<T> *)a.x)[jv], gv, ov;
-            if (BWD) gv = ((const udnn_gpu_vec<T> *)a.dy)[jv];
-            if (a.beta != C(0)) ov = ((const udnn_gpu_vec<T> *)a.out)[jv];
+        for (int k = 0; k < V; k++) kc[k] = bn_load_coef(coef, a.F, (int64_t)(f0 + k));
+        for (I jv = jv0; jv < nvec; jv += 2 * step) {
+            const bool two = jv + step < nvec; /* stays below 2^31 (or 2^63): nvec + step does */
+            udnn_gpu_vec<T> xv[2], gv[2], ov[2];
 #pragma unroll
-            for (int k = 0; k < V; k++) {
-                const C v = bn_value<C, BWD>(kc[k], (C)io<T>::ld(xv.v[k]),
-                                             BWD ? (C)io<T>::ld(gv.v[k]) : C(0));
-                const C old = a.beta != C(0) ? (C)io<T>::ld(ov.v[k]) : C(0);
-                ov.v[k] = io<T>::st((S)bn_blend(v, a.alpha, a.beta, old));
-            }
-            ((udnn_gpu_vec<T> *)a.out)[jv] = ov;
+    #pragma unroll
+        for (int u = 0; u < 2; u++)
+                if (u == 0 || two) {
+                    xv[u] = xs[jv + u * step];
+                    if (BWD) gv[u] = gs[jv + u * step];
+                    if (a.beta != C(0)) ov[u] = os[jv + u * step];
+                }
+#pragma unroll
+    #pragma unroll
+        for (int u = 0; u < 2; u++)
+                if (u == 0 || two) {
+                    bn_apply_vec<T, BWD, false, C>(a, kc, xv[u], gv[u], ov[u]);
+                    os[jv + u * step] = ov[u];
+                }
         }
         return; /* n is a multiple of F, so of V: no tail */
     }
-    for (I jv = (I)blockIdx.x * blockDim.x + threadIdx.x; jv < nvec; jv += step) {
-        const I f0 = (jv * V / div) % mod;
-        udnn_gpu_vec<T> xv = ((const udnn_gpu_vec<T> *)a.x)[jv], gv, ov;
-        if (BWD) gv = ((const udnn_gpu_vec<T> *)a.dy)[jv];
-        if (a.beta != C(0)) ov = ((const udnn_gpu_vec<T> *)a.out)[jv];
+    for (I jv = (I)blockIdx.x * blockDim.x + threadIdx.x; jv < nvec; jv += 2 * step) {
+        const bool two = jv + step < nvec;
+        udnn_gpu_vec<T> xv[2], gv[2], ov[2];
 #pragma unroll
-        for (int k = 0; k < V; k++) {
-            const bn_coef<C> c = bn_load_coef(a.coef, a.F, (int64_t)(div == 1 ? f0 + k : f0));
-            const C v =
-                bn_value<C, BWD>(c, (C)io<T>::ld(xv.v[k]), BWD ? (C)io<T>::ld(gv.v[k]) : C(0));
-            const C old = a.beta != C(0) ? (C)io<T>::ld(ov.v[k]) : C(0);
-            ov.v[k] = io<T>::st((S)bn_blend(v, a.alpha, a.beta, old));
-        }
-        ((udnn_gpu_vec<T> *)a.out)[jv] = ov;
+        for (int u = 0; u < 2; u++)
+            if (u == 0 || two) {
+                xv[u] = xs[jv + u * step];
+                if (BWD) gv[u] = gs[jv + u * step];
+                if (a.beta != C(0)) ov[u] = os[jv + u * step];
+            }
+#pragma unroll
+        for (int u = 0; u < 2; u++)
+            if (u == 0 || two) {
+                const I f0 = ((jv + u * step) * V / div) % mod;
+                if (div == 1) {
+                    bn_coef<C> kc[V];
+#pragma unroll
+                    for (int k = 0; k < V; k++) kc[k] = bn_load_coef(coef, a.F, (int64_t)(f0 + k));
+                    bn_apply_vec<T, BWD, false, C>(a, kc, xv[u], gv[u], ov[u]);
+                } else {
+                    const bn_coef<C> kc = bn_load_coef(coef, a.F, (int64_t)f0);
+                    bn_apply_vec<T, BWD, true, C>(a, &kc, xv[u], gv[u], ov[u]);
+                }
+                os[jv + u * step] = ov[u];
+            }
     }
     for (I i = nvec * V + (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
-        bn_apply_one<T, I, BWD, C>(a, (i / div) % mod, (int64_t)i, (int64_t)i, (int64_t)i);
+        bn_apply_one<T, I, BWD, C>(a, coef, (i / div) % mod, (int64_t)i, (int64_t)i, (int64_t)i);
 }
 
 template <class T, class I, bool BWD>
@@ -583,7 +643,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
         int64_t fo[3], mo[3];
         bn_offsets<I, 3>(a.fs, f, fo);
         bn_offsets<I, 3>(a.ms, j, mo);
-        bn_apply_one<T, I, BWD, C>(a, f, fo[S_X] + mo[S_X], fo[S_DY] + mo[S_DY],
+        bn_apply_one<T, I, BWD, C>(a, a.coef, f, fo[S_X] + mo[S_X], fo[S_DY] + mo[S_DY],
                                    fo[S_OUT] + mo[S_OUT]);
     }
 }
@@ -655,6 +715,426 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK) bn_fused(bn_fused_args<T> a)
             bn_fused_write<T, I, false>(a, fo, bn_finish_infer<T>(a.side, fo[S_P]));
         else if constexpr (MODE == 2) bn_fused_stats<T, I, true, 4>(a, fo);
         else bn_fused_stats<T, I, false, 2>(a, fo);
+    }
+}
+
+/* ---- one pass: training and backward in one launch -------------------------------------- */
+
+/* The three passes read x (and dy) twice, for the statistics and for the
+ * output: 3 tensors of traffic for 2 (5 for 3 backward). Where every
+ * tensor is dense in one layout (spatial modes), bn_flow serves the second
+ * read from L2. Its work is items, each a slice of one group of channels:
+ * a channel where a channel is runs of contiguous members (NCHW-like); the
+ * FG channels of a BN_FLOW_SLICE-byte slice of each row where channels are
+ * innermost (NHWC-like), so that a group is a small part of x. A reduce
+ * item (R) sums its slice into partials; the group's last R item to finish
+ * adds the group's partials in a fixed order, finishes its channels as
+ * pass 2 does and raises the group's ready flag; an apply item (A) waits
+ * for the flag and writes its slice's output.
+ *
+ * A persistent grid takes items in ticket order (an atomic counter), R
+ * items `lag` ahead of A items: a group plus about the items in progress
+ * at once, so that a group is finished when its first A item comes and
+ * its slices are still in L2 (A items read them, and store the output,
+ * marked evict-first). An item waits only for items of lower tickets,
+ * which running blocks hold, and those wait only for lower ones still: the
+ * lowest unfinished ticket always progresses, so the grid needs no
+ * co-residency (nor a cooperative launch). Same bits on every run: each R
+ * item sums a fixed slice in a fixed order, and the partials are added in
+ * item order. */
+
+/* Tuning, at compile time: the row-slice bytes of a channels-innermost
+ * group (FG = BN_FLOW_SLICE / sizeof(T) channels, 1 to 32); the loads of
+ * each tensor a thread issues together for an item; the most resident
+ * blocks per multiprocessor, and the fewest the registers must allow
+ * (training: 80 registers a thread; backward, which holds dy too: 128);
+ * the lag beyond a group, in items per block of the grid (the last R item
+ * of a group has about twice that many tickets' time to finish it); L2
+ * hints (1) or plain accesses (0). */
+#ifndef BN_FLOW_SLICE
+#define BN_FLOW_SLICE 32
+#endif
+#ifndef BN_FLOW_LOADS
+#define BN_FLOW_LOADS 4
+#endif
+#ifndef BN_FLOW_BLOCKS
+#define BN_FLOW_BLOCKS 4
+#endif
+#ifndef BN_FLOW_MIN_FWD
+#define BN_FLOW_MIN_FWD 3
+#endif
+#ifndef BN_FLOW_MIN_BWD
+#define BN_FLOW_MIN_BWD 2
+#endif
+#ifndef BN_FLOW_LAG
+#define BN_FLOW_LAG 2
+#endif
+#ifndef BN_FLOW_HINTS
+#define BN_FLOW_HINTS 1
+#endif
+
+/* Channels of a group. Its sums (4 at most) and coefficients must not
+ * outnumber a block's threads, nor its lanes a warp's. */
+template <class T, bool ROWS> struct bn_flow_fg {
+    static constexpr int FG = ROWS ? BN_FLOW_SLICE / (int)sizeof(T) : 1;
+    static_assert(FG >= 1 && FG <= 32 && (FG & (FG - 1)) == 0, "BN_FLOW_SLICE");
+    static_assert(4 * FG <= UDNN_GPU_BLOCK && BN_NCOEF * FG <= UDNN_GPU_BLOCK, "BN_FLOW_SLICE");
+};
+
+template <class T, class C> struct bn_flow_args {
+    const T *x, *dy;
+    T *out;
+    int64_t F, M;           /* channels, members of each */
+    int64_t run, rstep;     /* channel runs: a run's elements, the step from run to run */
+    udnn_gpu_div32 per_run; /* channel runs: loads in a run */
+    int64_t pstride;        /* the parameters' channel stride */
+    int64_t loads;          /* a group's loads of each tensor (channel runs) or rows */
+    int64_t chunk;          /* an item's share of them */
+    uint32_t S, NR, lag;    /* items per group, R items, the lag */
+    uint32_t *ticket, *done, *ready; /* [1], [groups], [groups]: zero at the launch */
+    double *partial;        /* [NR][K][FG] */
+    C *coef;                /* [BN_NCOEF][F] */
+    bn_side<T> side;
+    C alpha, beta;
+};
+
+template <class C, int FG, int K> struct bn_flow_smem {
+    double red[UDNN_GPU_BLOCK_SUM_SLOTS * FG * K]; /* per warp, an R item's sums */
+    double fin[UDNN_GPU_BLOCK];                    /* a group's finishing */
+    C kc[BN_NCOEF * FG];                           /* an A item's coefficients */
+    uint32_t ticket, last;
+};
+
+/* W consecutive elements (16 bytes when W > 1). */
+template <class T, int W> struct alignas(W * sizeof(T)) bn_pack {
+    T v[W];
+};
+
+/* LAST: the data's last read (evict first). */
+template <class T, int W, bool LAST> __device__ __forceinline__ bn_pack<T, W> bn_get(const T *p)
+{
+#if BN_FLOW_HINTS
+    if constexpr (LAST && W * sizeof(T) == 16) {
+        const uint4 u = udnnGpuLoadLast((const uint4 *)p);
+        bn_pack<T, W> r;
+        memcpy(&r, &u, 16);
+        return r;
+    } else {
+        return *(const bn_pack<T, W> *)p;
+    }
+#else
+    return *(const bn_pack<T, W> *)p;
+#endif
+}
+
+template <class T, int W> __device__ __forceinline__ void bn_put(T *p, const bn_pack<T, W> &v)
+{
+#if BN_FLOW_HINTS
+    if constexpr (W * sizeof(T) == 16) {
+        uint4 u;
+        memcpy(&u, &v, 16);
+        udnnGpuStoreStream((uint4 *)p, u);
+    } else {
+        *(bn_pack<T, W> *)p = v;
+    }
+#else
+    *(bn_pack<T, W> *)p = v;
+#endif
+}
+
+/* Element offset of position pos of group g (a load of channel g's runs,
+ * or a row) for a thread whose first channel is f0. */
+template <bool ROWS, int W, class T, class C>
+__device__ __forceinline__ int64_t bn_flow_off(const bn_flow_args<T, C> &a, int64_t g,
+                                               int64_t f0, int64_t pos)
+{
+    if constexpr (ROWS) {
+        return pos * a.F + f0;
+    } else {
+        const int64_t q = udnn_gpu_div32_q(a.per_run, (uint32_t)pos);
+        return g * a.run + q * a.rstep + (pos - q * a.per_run.d) * W;
+    }
+}
+
+/* Channel f's shift: its saved mean (backward), else its first member;
+ * exact in the statistics type. */
+template <bool BWD, bool ROWS, class T, class C>
+__device__ __forceinline__ typename bn_param<T>::P bn_flow_shift(const bn_flow_args<T, C> &a,
+                                                                 int64_t f)
+{
+    typedef typename bn_param<T>::P P;
+    if (BWD && a.side.saved_mean != NULL) return a.side.saved_mean[f * a.pstride];
+    return (P)io<T>::ld(a.x[ROWS ? f : f * a.run]);
+}
+
+/* Adds v[0..NV) over the lanes of a warp that share lane % L, spreading
+ * the sums: each round (mask m = L, 2L, ... below the warp size) sends
+ * half of the H values a lane holds to the lane across m and adds the
+ * half it gets to the half it keeps, one send per value rather than one
+ * per value and round. The lane ends with n sums, of values first.. first
+ * + n - 1; dup: another lane holds the same. D: rounds left for a warp of
+ * up to 64. */
+template <int NV, int H, int D>
+__device__ __forceinline__ void bn_warp_spread(double (&v)[NV], int m, int lane, int &n,
+                                               int &first, bool &dup)
+{
+    if constexpr (D > 0) {
+        if (m >= udnnGpuWarpSize) return;
+        const bool hi = (lane & m) != 0;
+        if constexpr (H >= 2) {
+            constexpr int h = H / 2;
+#pragma unroll
+            for (int j = 0; j < h; j++) {
+                const double send = hi ? v[j] : v[h + j];
+                const double keep = hi ? v[h + j] : v[j];
+                v[j] = keep + udnnGpuShflXor(send, m);
+            }
+            if (hi) first += h;
+            n = h;
+            bn_warp_spread<NV, h, D - 1>(v, 2 * m, lane, n, first, dup);
+        } else {
+            v[0] += udnnGpuShflXor(v[0], m);
+            dup = dup || hi;
+            bn_warp_spread<NV, 1, D - 1>(v, 2 * m, lane, n, first, dup);
+        }
+    }
+}
+
+/* The lanes of an item: L per row (rows: FG / W channels, W each), else
+ * one per load; STEP positions a round of loads. */
+template <class T, bool ROWS, int W> struct bn_flow_lanes {
+    static constexpr int FG = bn_flow_fg<T, ROWS>::FG, L = ROWS ? FG / W : 1,
+                         NF = ROWS ? W : 1, STEP = UDNN_GPU_BLOCK / L;
+};
+
+/* A group's last R item: its channels' statistics and coefficients from
+ * the partials (lanes of a sum adding every LP-th item, then a fixed
+ * tree), then the ready flag. */
+template <class T, int K, bool BWD, bool ROWS, int W, class C>
+__device__ void bn_flow_finish(const bn_flow_args<T, C> &a, uint32_t g,
+                               bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> &sm)
+{
+    constexpr int FG = bn_flow_fg<T, ROWS>::FG, LP = UDNN_GPU_BLOCK / (FG * K), B = 16;
+    const int tid = threadIdx.x, pair = tid / LP, sub = tid % LP, k = pair / FG, fl = pair % FG;
+    const int64_t f = (int64_t)g * FG + fl;
+    const volatile double *part = a.partial + ((int64_t)g * a.S * K + k) * FG + fl;
+    const int64_t ps = (int64_t)K * FG; /* from one item's partials to the next */
+    __threadfence(); /* the count said every partial is in: read them after it */
+    double acc = 0.0;
+    if (f < a.F) {
+        /* B loads in flight */
+        for (uint32_t s0 = sub; s0 < a.S; s0 += B * LP) {
+            double v[B];
+#pragma unroll
+            for (int b = 0; b < B; b++) {
+                const uint32_t s = s0 + b * LP;
+                v[b] = s < a.S ? part[s * ps] : 0.0;
+            }
+#pragma unroll
+            for (int b = 0; b < B; b++)
+                if (s0 + b * LP < a.S) acc += v[b];
+        }
+    }
+    sm.fin[tid] = acc;
+    __syncthreads();
+    for (int w = LP / 2; w > 0; w /= 2) {
+        if (sub < w) sm.fin[tid] += sm.fin[tid + w];
+        __syncthreads();
+    }
+    const int64_t ff = (int64_t)g * FG + tid;
+    if (tid < FG && ff < a.F) {
+        double q[K];
+        for (int i = 0; i < K; i++) q[i] = sm.fin[(i * FG + tid) * LP];
+        const double shift = (double)bn_flow_shift<BWD, ROWS>(a, ff);
+        const int64_t po = ff * a.pstride;
+        if constexpr (BWD)
+            bn_store_coef(a.coef, a.F, ff, bn_finish_bwd<T>(a.side, po, shift, q, a.M));
+        else
+            bn_store_coef(a.coef, a.F, ff, bn_finish_train<T>(a.side, po, shift, q, a.M));
+        __threadfence();
+    }
+    __syncthreads();
+    if (tid == 0) atomicExch(&a.ready[g], 1u);
+}
+
+/* An R item: each thread's sums over its positions, the warp's over its
+ * lanes (bn_warp_spread), the block's over its warps in order, into the
+ * item's partials; then the group's count of R items done. */
+template <class T, int K, bool BWD, bool ROWS, int W, class C>
+__device__ __forceinline__ void bn_flow_reduce(const bn_flow_args<T, C> &a, uint32_t item,
+                                               bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> &sm)
+{
+    typedef bn_flow_lanes<T, ROWS, W> G;
+    constexpr int FG = G::FG, L = G::L, NF = G::NF, NV = NF * K, U = BN_FLOW_LOADS;
+    const int tid = threadIdx.x, lane = tid % L;
+    const uint32_t g = item / a.S, s = item - g * a.S;
+    const int64_t f0 = ROWS ? (int64_t)g * FG + lane * W : (int64_t)g;
+    const bool valid = f0 < a.F;
+    const int64_t p0 = (int64_t)s * a.chunk + tid / L;
+    const int64_t p1 = (int64_t)s * a.chunk + a.chunk < a.loads ? (int64_t)s * a.chunk + a.chunk
+                                                                : a.loads;
+    bn_pack<T, W> xr[U], gr[BWD ? U : 1];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int64_t pos = p0 + (int64_t)u * G::STEP;
+        if (valid && pos < p1) {
+            const int64_t off = bn_flow_off<ROWS, W>(a, g, f0, pos);
+            xr[u] = bn_get<T, W, false>(a.x + off);
+            if constexpr (BWD) gr[u] = bn_get<T, W, false>(a.dy + off);
+        }
+    }
+    typename bn_param<T>::P shift[NF];
+    double acc[NV];
+#pragma unroll
+    for (int v = 0; v < NF; v++) shift[v] = valid ? bn_flow_shift<BWD, ROWS>(a, f0 + v) : 0;
+#pragma unroll
+    for (int i = 0; i < NV; i++) acc[i] = 0.0;
+#pragma unroll
+    for (int u = 0; u < U; u++)
+        if (valid && p0 + (int64_t)u * G::STEP < p1)
+#pragma unroll
+            for (int e = 0; e < W; e++) {
+                const int v = ROWS ? e : 0;
+                const double d = (double)io<T>::ld(xr[u].v[e]) - (double)shift[v];
+                if constexpr (BWD) {
+                    const double dy = (double)io<T>::ld(gr[u].v[e]);
+                    acc[v * K] += dy;
+                    acc[v * K + 1] += dy * d;
+                    if constexpr (K == 4) {
+                        acc[v * K + 2] += d;
+                        acc[v * K + 3] += d * d;
+                    }
+                } else {
+                    acc[v * K] += d;
+                    acc[v * K + 1] += d * d;
+                }
+            }
+    int n = NV, first = 0;
+    bool dup = false;
+    bn_warp_spread<NV, NV, 6>(acc, L, tid % udnnGpuWarpSize, n, first, dup);
+    const int warp = tid / udnnGpuWarpSize;
+    if (!dup)
+#pragma unroll
+        for (int j = 0; j < NV; j++)
+            if (j < n) sm.red[(warp * L + lane) * NV + first + j] = acc[j];
+    __syncthreads();
+    if (tid < L * NV) {
+        const int warps = UDNN_GPU_BLOCK / udnnGpuWarpSize;
+        double sum = 0.0;
+        for (int w = 0; w < warps; w++) sum += sm.red[w * L * NV + tid];
+        const int l = tid / NV, i = tid % NV;
+        a.partial[((int64_t)item * K + i % K) * FG + l * W + i / K] = sum;
+        __threadfence();
+    }
+    __syncthreads();
+    if (tid == 0) sm.last = atomicAdd(&a.done[g], 1u) == a.S - 1;
+    __syncthreads();
+    if (sm.last) bn_flow_finish<T, K, BWD, ROWS, W>(a, g, sm);
+}
+
+__device__ __forceinline__ void bn_flow_wait(const uint32_t *flag)
+{
+    while (*(const volatile uint32_t *)flag == 0) {
+    }
+}
+
+/* An A item: its loads issued, then the group's coefficients once ready,
+ * then the output. */
+template <class T, int K, bool BWD, bool ROWS, int W, class C>
+__device__ __forceinline__ void bn_flow_apply(const bn_flow_args<T, C> &a, uint32_t item,
+                                              bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> &sm)
+{
+    typedef typename io<T>::C S;
+    typedef bn_flow_lanes<T, ROWS, W> G;
+    constexpr int FG = G::FG, L = G::L, NF = G::NF, U = BN_FLOW_LOADS;
+    const int tid = threadIdx.x, lane = tid % L;
+    const uint32_t g = item / a.S, s = item - g * a.S;
+    const int64_t f0 = ROWS ? (int64_t)g * FG + lane * W : (int64_t)g;
+    const bool valid = f0 < a.F, blend = a.beta != C(0);
+    const int64_t p0 = (int64_t)s * a.chunk + tid / L;
+    const int64_t p1 = (int64_t)s * a.chunk + a.chunk < a.loads ? (int64_t)s * a.chunk + a.chunk
+                                                                : a.loads;
+    bn_pack<T, W> xr[U], gr[BWD ? U : 1];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int64_t pos = p0 + (int64_t)u * G::STEP;
+        if (valid && pos < p1) {
+            const int64_t off = bn_flow_off<ROWS, W>(a, g, f0, pos);
+            xr[u] = bn_get<T, W, true>(a.x + off);
+            if constexpr (BWD) gr[u] = bn_get<T, W, true>(a.dy + off);
+        }
+    }
+    if (tid == 0) {
+        bn_flow_wait(&a.ready[g]);
+        __threadfence();
+    }
+    __syncthreads();
+    if (tid < BN_NCOEF * FG) {
+        const int64_t f = (int64_t)g * FG + tid % FG;
+        if (f < a.F) sm.kc[tid] = ((const volatile C *)a.coef)[(tid / FG) * a.F + f];
+    }
+    __syncthreads();
+    if (!valid) return;
+    bn_coef<C> kc[NF];
+#pragma unroll
+    for (int v = 0; v < NF; v++) {
+        const int fl = ROWS ? lane * W + v : 0;
+        kc[v].hi = sm.kc[fl];
+        kc[v].lo = sm.kc[FG + fl];
+        kc[v].a = sm.kc[2 * FG + fl];
+        kc[v].b = sm.kc[3 * FG + fl];
+        kc[v].d = sm.kc[4 * FG + fl];
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int64_t pos = p0 + (int64_t)u * G::STEP;
+        if (pos < p1) {
+            T *out = a.out + bn_flow_off<ROWS, W>(a, g, f0, pos);
+            bn_pack<T, W> o;
+            if (blend) o = bn_get<T, W, false>(out); /* rare: read it late */
+#pragma unroll
+            for (int e = 0; e < W; e++) {
+                const bn_coef<C> &k = kc[ROWS ? e : 0];
+                const C v = bn_value<C, BWD>(k, (C)io<T>::ld(xr[u].v[e]),
+                                             BWD ? (C)io<T>::ld(gr[u].v[e]) : C(0));
+                const C old = blend ? (C)io<T>::ld(o.v[e]) : C(0);
+                o.v[e] = io<T>::st((S)bn_blend(v, a.alpha, a.beta, old));
+            }
+            bn_put<T, W>(out, o);
+        }
+    }
+}
+
+/* Ticket t: the first `lag` are R items 0..lag-1; then pairs (R lag + i,
+ * A i); then the last A items. */
+template <class T, int K, bool BWD, bool ROWS, int W>
+__global__ void __launch_bounds__(UDNN_GPU_BLOCK, BWD ? BN_FLOW_MIN_BWD : BN_FLOW_MIN_FWD)
+    bn_flow(bn_flow_args<T, typename bn_acc<T, BWD>::A> a)
+{
+    typedef typename bn_acc<T, BWD>::A C;
+    __shared__ bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> sm;
+    const uint32_t total = 2 * a.NR, pairs = a.NR - a.lag;
+    uint32_t next = 0;
+    if (threadIdx.x == 0) next = atomicAdd(a.ticket, 1u);
+    for (;;) {
+        if (threadIdx.x == 0) {
+            /* the next ticket is fetched while this one's item runs */
+            sm.ticket = next;
+            if (next < total) next = atomicAdd(a.ticket, 1u);
+        }
+        __syncthreads();
+        const uint32_t t = sm.ticket;
+        if (t >= total) return;
+        bool reduce = true;
+        uint32_t item = t;
+        if (t >= a.lag) {
+            const uint32_t u = t - a.lag;
+            reduce = u < 2 * pairs && u % 2 == 0;
+            item = u >= 2 * pairs ? u - pairs : reduce ? a.lag + u / 2 : u / 2;
+        }
+        if (reduce) bn_flow_reduce<T, K, BWD, ROWS, W>(a, item, sm);
+        else bn_flow_apply<T, K, BWD, ROWS, W>(a, item, sm);
+        __syncthreads();
     }
 }
 
@@ -742,14 +1222,42 @@ static int bn_dense_div(const udnn_bn_problem *p, const udnn_tensor *const *ts, 
     return 1;
 }
 
-template <class T, class I, bool BWD>
+/* Resident blocks of a kernel per multiprocessor, asked once per process
+ * and kernel (the answer depends only on the kernel, its shared memory and
+ * the architecture). */
+template <class K> static int64_t bn_occupancy(K kernel, size_t smem, int *cached)
+{
+    int n = __atomic_load_n(cached, __ATOMIC_RELAXED);
+    if (n == 0) {
+        if (udnnGpuOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, UDNN_GPU_BLOCK, smem) !=
+                udnnGpuSuccess ||
+            n < 1)
+            n = 1;
+        __atomic_store_n(cached, n, __ATOMIC_RELAXED);
+    }
+    return n;
+}
+
+/* The most shared memory bn_apply_dense's FUSE takes for its table. */
+#define BN_FUSE_TABLE ((size_t)16 << 10)
+
+template <class T, class I, bool BWD, bool FUSE>
 static void bn_launch_apply(const udnn_gpu_context *c,
                             bn_apply_args<T, typename bn_acc<T, BWD>::A> a, bool dense)
 {
+    typedef typename bn_acc<T, BWD>::A C;
     if (dense) {
         const int64_t V = (int64_t)(16 / sizeof(T));
         const int64_t items = a.vec ? a.n / V + 1 : a.n;
         unsigned blocks = udnn_gpu_grid(c, items);
+        const size_t smem = FUSE ? (size_t)BN_NCOEF * a.F * sizeof(C) : 0;
+        if (FUSE) {
+            /* one wave, so that each block computes the table once */
+            static int occupancy;
+            const int64_t wave = c->sm_count * bn_occupancy(bn_apply_dense<T, I, BWD, FUSE>,
+                                                            BN_FUSE_TABLE, &occupancy);
+            if ((int64_t)blocks > wave) blocks = (unsigned)wave;
+        }
         if (a.vec && a.div == 1) {
             /* blocks * UDNN_GPU_BLOCK * V must be a multiple of F */
             int64_t gcd = a.F, b = (int64_t)UDNN_GPU_BLOCK * V;
@@ -764,16 +1272,21 @@ static void bn_launch_apply(const udnn_gpu_context *c,
                 blocks = (unsigned)(blocks < q ? q : blocks / q * q);
             }
         }
-        bn_apply_dense<T, I, BWD><<<blocks, UDNN_GPU_BLOCK, 0, c->stream>>>(a);
+        bn_apply_dense<T, I, BWD, FUSE><<<blocks, UDNN_GPU_BLOCK, smem, c->stream>>>(a);
     } else {
         bn_apply_strided<T, I, BWD><<<udnn_gpu_grid(c, a.n), UDNN_GPU_BLOCK, 0, c->stream>>>(a);
     }
 }
 
-/* Pass 3 (or inference's only pass) over x, dy (backward) and out. */
+/* Pass 3 (or inference's only pass) over x, dy (backward) and out, from
+ * the coefficients that bn_statistics or bn_infer left at the start of
+ * scratch; or, with `fuse` (inference), computing them itself where every
+ * tensor is dense in one layout and their table fits in shared memory.
+ * Returns NOT_SUPPORTED, launching nothing, when asked to fuse where it
+ * cannot. */
 template <class T, bool BWD>
 static udnnStatus_t bn_apply(const udnn_gpu_context *c, const udnn_bn_problem *p,
-                             const bn_geom *g)
+                             const bn_geom *g, bool fuse = false)
 {
     typedef typename bn_acc<T, BWD>::A C;
     const udnn_tensor *out = BWD ? &p->dx : &p->y;
@@ -783,7 +1296,7 @@ static udnnStatus_t bn_apply(const udnn_gpu_context *c, const udnn_bn_problem *p
     a.x = (const T *)p->x_ptr;
     a.dy = (const T *)p->dy_ptr;
     a.out = (T *)p->out_ptr;
-    a.coef = (const C *)c->scratch; /* where bn_statistics or bn_infer left them */
+    a.coef = (const C *)c->scratch;
     a.F = g->F;
     a.alpha = (C)p->alpha;
     a.beta = (C)p->beta;
@@ -798,8 +1311,20 @@ static udnnStatus_t bn_apply(const udnn_gpu_context *c, const udnn_bn_problem *p
                 (!BWD || udnn_gpu_aligned16(a.dy)) &&
                 (a.div % V == 0 || (a.div == 1 && g->F % V == 0));
     }
-    if (bn_small(a.n)) bn_launch_apply<T, uint32_t, BWD>(c, a, dense);
-    else bn_launch_apply<T, int64_t, BWD>(c, a, dense);
+    if (fuse) {
+        if constexpr (BWD) {
+            return UDNN_STATUS_NOT_SUPPORTED;
+        } else {
+            if (!dense || (size_t)BN_NCOEF * g->F * sizeof(C) > BN_FUSE_TABLE)
+                return UDNN_STATUS_NOT_SUPPORTED;
+            a.side = bn_side_of<T>(p);
+            if (bn_small(a.n)) bn_launch_apply<T, uint32_t, false, true>(c, a, true);
+            else bn_launch_apply<T, int64_t, false, true>(c, a, true);
+            return udnn_gpu_launched();
+        }
+    }
+    if (bn_small(a.n)) bn_launch_apply<T, uint32_t, BWD, false>(c, a, dense);
+    else bn_launch_apply<T, int64_t, BWD, false>(c, a, dense);
     return udnn_gpu_launched();
 }
 
@@ -914,10 +1439,98 @@ static udnnStatus_t bn_statistics(const udnn_gpu_context *c, const udnn_bn_probl
     return udnn_gpu_launched();
 }
 
+/* bn_flow for one kind of group and load; NOT_SUPPORTED, launching
+ * nothing, where its partials do not fit in scratch or its tickets in 32
+ * bits. */
+template <class T, int K, bool BWD, bool ROWS, int W>
+static udnnStatus_t bn_flow_go(const udnn_gpu_context *c,
+                               bn_flow_args<T, typename bn_acc<T, BWD>::A> a)
+{
+    typedef typename bn_acc<T, BWD>::A C;
+    typedef bn_flow_lanes<T, ROWS, W> G;
+    const int64_t groups = ROWS ? (a.F + G::FG - 1) / G::FG : a.F;
+    a.chunk = (int64_t)G::STEP * BN_FLOW_LOADS;
+    const int64_t S = (a.loads + a.chunk - 1) / a.chunk, NR = groups * S;
+    if (NR >= ((int64_t)1 << 30)) return UDNN_STATUS_NOT_SUPPORTED;
+    /* scratch: the counters (cleared before the launch), the coefficients
+     * and the partials */
+    const size_t counters = bn_align((size_t)(1 + 2 * groups) * sizeof(uint32_t));
+    const size_t coef = bn_align((size_t)BN_NCOEF * a.F * sizeof(C));
+    const size_t partial = (size_t)NR * K * G::FG * sizeof(double);
+    if (counters + coef + partial > c->scratch_bytes) return UDNN_STATUS_NOT_SUPPORTED;
+    char *scratch = (char *)c->scratch;
+    a.ticket = (uint32_t *)scratch;
+    a.done = a.ticket + 1;
+    a.ready = a.done + groups;
+    a.coef = (C *)(scratch + counters);
+    a.partial = (double *)(scratch + counters + coef);
+    a.S = (uint32_t)S;
+    a.NR = (uint32_t)NR;
+    static int occupancy;
+    int64_t per_sm = bn_occupancy(bn_flow<T, K, BWD, ROWS, W>, 0, &occupancy);
+    if (per_sm > BN_FLOW_BLOCKS) per_sm = BN_FLOW_BLOCKS;
+    const int64_t resident = c->sm_count * per_sm;
+    const int64_t lag = S + resident * BN_FLOW_LAG;
+    a.lag = (uint32_t)(lag < NR ? lag : NR);
+    const int64_t blocks = resident < 2 * NR ? resident : 2 * NR;
+    const udnnGpuError_t e = udnnGpuMemsetAsync(a.ticket, 0, counters, c->stream);
+    if (e != udnnGpuSuccess)
+        return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED, "clearing batch norm's counters");
+    bn_flow<T, K, BWD, ROWS, W><<<(unsigned)blocks, UDNN_GPU_BLOCK, 0, c->stream>>>(a);
+    return udnn_gpu_launched();
+}
+
+/* Training (K = 2, !BWD) or backward in one launch (bn_flow), where the
+ * mode is spatial and every tensor is dense in one layout; NOT_SUPPORTED,
+ * launching nothing, elsewhere. 16-byte loads where the pointers are
+ * aligned and a run (a row) is a whole number of vectors. */
+template <class T, int K, bool BWD>
+static udnnStatus_t bn_flow_run(const udnn_gpu_context *c, const udnn_bn_problem *p)
+{
+    typedef typename bn_acc<T, BWD>::A C;
+    if (p->mode == UDNN_BATCHNORM_PER_ACTIVATION) return UDNN_STATUS_NOT_SUPPORTED;
+    const udnn_tensor *out = BWD ? &p->dx : &p->y;
+    const udnn_tensor *ts[3] = {out, &p->x, &p->dy};
+    if (!udnn_gpu_same_dense(ts, BWD ? 3 : 2)) return UDNN_STATUS_NOT_SUPPORTED;
+    const int64_t total = udnn_gpu_count(&p->x), F = p->x.dims[1];
+    if (total == 0) return UDNN_STATUS_NOT_SUPPORTED;
+    bn_flow_args<T, C> a;
+    memset(&a, 0, sizeof a);
+    a.x = (const T *)p->x_ptr;
+    a.dy = BWD ? (const T *)p->dy_ptr : NULL;
+    a.out = (T *)p->out_ptr;
+    a.F = F;
+    a.M = total / F;
+    a.pstride = p->param.dims[1] > 1 ? p->param.strides[1] : 0;
+    a.side = bn_side_of<T>(p);
+    a.alpha = (C)p->alpha;
+    a.beta = (C)p->beta;
+    const int V = 16 / sizeof(T);
+    const bool aligned = udnn_gpu_aligned16(p->x_ptr) && udnn_gpu_aligned16(p->out_ptr) &&
+                         (!BWD || udnn_gpu_aligned16(p->dy_ptr));
+    /* dense: element (o, f, i) of channel f is at (o * F + f) * run + i */
+    const int64_t run = F == 1 ? total : p->x.strides[1];
+    if (run == 1) {
+        a.loads = a.M; /* rows of F channels */
+        if (aligned && F % V == 0) return bn_flow_go<T, K, BWD, true, 16 / sizeof(T)>(c, a);
+        return bn_flow_go<T, K, BWD, true, 1>(c, a);
+    }
+    const int w = aligned && run % V == 0 ? V : 1;
+    a.run = run;
+    a.rstep = F * run;
+    a.loads = a.M / w;
+    if (a.loads >= ((int64_t)1 << 31)) return UDNN_STATUS_NOT_SUPPORTED;
+    a.per_run = udnn_gpu_div32_make((uint32_t)(run / w));
+    if (w > 1) return bn_flow_go<T, K, BWD, false, 16 / sizeof(T)>(c, a);
+    return bn_flow_go<T, K, BWD, false, 1>(c, a);
+}
+
 template <class T> static udnnStatus_t bn_train(const udnn_gpu_context *c, const udnn_bn_problem *p)
 {
+    udnnStatus_t st = bn_flow_run<T, 2, false>(c, p);
+    if (st != UDNN_STATUS_NOT_SUPPORTED) return st;
     const bn_geom g = bn_geometry(p, NULL, &p->y);
-    udnnStatus_t st = bn_statistics<T, 2, false>(c, p, &g);
+    st = bn_statistics<T, 2, false>(c, p, &g);
     if (st == UDNN_STATUS_NOT_SUPPORTED) return bn_run_fused<T, 0>(c, p, &g);
     if (st != UDNN_STATUS_SUCCESS) return st;
     return bn_apply<T, false>(c, p, &g);
@@ -927,6 +1540,8 @@ template <class T> static udnnStatus_t bn_infer(const udnn_gpu_context *c, const
 {
     typedef typename io<T>::C C;
     const bn_geom g = bn_geometry(p, NULL, &p->y);
+    udnnStatus_t st = bn_apply<T, false>(c, p, &g, true);
+    if (st != UDNN_STATUS_NOT_SUPPORTED) return st;
     if ((size_t)BN_NCOEF * g.F * sizeof(C) > c->scratch_bytes) return bn_run_fused<T, 1>(c, p, &g);
     bn_finalize_args<T, C> f;
     memset(&f, 0, sizeof f);
@@ -936,16 +1551,19 @@ template <class T> static udnnStatus_t bn_infer(const udnn_gpu_context *c, const
     f.coef = (C *)c->scratch;
     f.side = bn_side_of<T>(p);
     bn_infer_coef<T><<<udnn_gpu_grid(c, g.F), UDNN_GPU_BLOCK, 0, c->stream>>>(f);
-    udnnStatus_t st = udnn_gpu_launched();
+    st = udnn_gpu_launched();
     if (st != UDNN_STATUS_SUCCESS) return st;
     return bn_apply<T, false>(c, p, &g);
 }
 
 template <class T> static udnnStatus_t bn_bwd(const udnn_gpu_context *c, const udnn_bn_problem *p)
 {
+    udnnStatus_t st = p->saved_mean_ptr != NULL ? bn_flow_run<T, 2, true>(c, p)
+                                                : bn_flow_run<T, 4, true>(c, p);
+    if (st != UDNN_STATUS_NOT_SUPPORTED) return st;
     const bn_geom g = bn_geometry(p, &p->dy, &p->dx);
-    udnnStatus_t st = p->saved_mean_ptr != NULL ? bn_statistics<T, 2, true>(c, p, &g)
-                                                : bn_statistics<T, 4, true>(c, p, &g);
+    st = p->saved_mean_ptr != NULL ? bn_statistics<T, 2, true>(c, p, &g)
+                                   : bn_statistics<T, 4, true>(c, p, &g);
     if (st == UDNN_STATUS_NOT_SUPPORTED) return bn_run_fused<T, 2>(c, p, &g);
     if (st != UDNN_STATUS_SUCCESS) return st;
     return bn_apply<T, true>(c, p, &g);

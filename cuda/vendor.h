@@ -40,6 +40,13 @@ typedef __nv_bfloat16 udnnGpuBf16;
 #define udnnGpuBf16ToFloat __bfloat162float
 #define udnnGpuFloatToBf16 __float2bfloat16_rn
 
+/* 16-byte accesses (uint4) that L2 keeps only until it needs the room
+ * (evict first): a load of data read for the last time, a store of data
+ * not read again soon. A kernel that rereads data from L2 marks the rest
+ * with them so that its data stays. */
+#define udnnGpuLoadLast(p) __ldcs(p)
+#define udnnGpuStoreStream(p, v) __stcs((p), (v))
+
 #define udnnGpuWarpSize warpSize
 /* every lane of the warp takes part */
 #define udnnGpuShflXor(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
