@@ -21,6 +21,10 @@
  * slices with partials in scratch and a fixed-order finish; then dx, a
  * team per set. The parameter pass runs first since dx may be x's or dy's
  * buffer.
+ * Rows: where each layer or RMS norm set is one contiguous run, a team
+ * holds its row in registers instead (one read of x, and of dy, and one
+ * write), and the backward pass sums dscale and dbias there too, into a
+ * partial per block and the same finish (see nm_fwd_rows, nm_bwd_rows).
  *
  * HALF and BFLOAT16 compute in float, DOUBLE in double; every type sums
  * the forward statistics in double, and FLOAT runs the backward dx pass in
@@ -510,6 +514,7 @@ __global__ void __launch_bounds__(NM_FIN_LANES *NM_FIN_ROWS) nm_grad_finish(nm_g
     const int64_t f = (int64_t)blockIdx.x * NM_FIN_ROWS + ty;
     double ds = 0.0, db = 0.0;
     if (f < a.F)
+#pragma unroll 4
         for (int64_t s = tx; s < splits; s += NM_FIN_LANES) {
             ds += a.partial[(s * 2) * a.F + f];
             db += a.partial[(s * 2 + 1) * a.F + f];
@@ -529,6 +534,317 @@ __global__ void __launch_bounds__(NM_FIN_LANES *NM_FIN_ROWS) nm_grad_finish(nm_g
     nm_offsets<int64_t, NM_SLOTS>(a.feat, f, fo);
     a.dscale[fo[N_P]] = (typename nm_param<T>::P)red[0][ty][0];
     if (a.dbias != NULL) a.dbias[fo[N_P]] = (typename nm_param<T>::P)red[1][ty][0];
+}
+
+/* ---- rows: a layer or RMS norm set that is one contiguous run ------------------------------ */
+
+/* Where each set is one contiguous run of len elements in x, the output
+ * (and dy), a team holds its row in registers, so that x (and dy) is read
+ * once and the output written once: the general kernels read x twice in
+ * the forward pass and x and dy three times in the backward one. A team is
+ * TX threads (blockDim.x, a power of two) and holds items j = tx + k * TX,
+ * each of V elements (16 bytes where the rows allow it). The backward pass
+ * also sums dscale and dbias over the rows its block walks, per thread for
+ * the columns it owns, and leaves one partial per block in scratch for
+ * nm_grad_finish. */
+
+#define NM_ROW_THREADS 512                  /* the widest team or block */
+#define NM_ROW_WARPS (NM_ROW_THREADS / 16) /* its warps on any warp size of 16 or more */
+#define NM_FWD_NV 8                         /* items a forward thread holds */
+#define NM_FWD_BLOCK 256
+#define NM_BWD_BLOCK 128
+
+template <class T> struct nm_row_args {
+    typedef typename nm_param<T>::P P;
+    nm_space sets;
+    int64_t nsets, pstep;
+    int64_t flat[NM_SLOTS]; /* backward: the sets' one stride (sets.nd <= 1) */
+    int len, rms;
+    double rlen, eps; /* rlen = 1 / len */
+    const T *x, *dy;
+    T *out;
+    const P *scale, *bias;   /* bias nullable */
+    P *save_mean, *save_inv; /* forward, nullable */
+    const P *mean, *inv;     /* backward; mean NULL for RMS */
+    double *partial;         /* backward: [block][2][len] */
+};
+
+template <class T, int V> struct alignas(V * sizeof(T)) nm_raw {
+    T v[V];
+};
+
+extern __shared__ double nm_dyn_smem[];
+
+template <class T>
+__device__ __forceinline__ void nm_row_offsets(const nm_row_args<T> &a, int64_t set,
+                                               int64_t so[NM_SLOTS])
+{
+    if (a.nsets <= (int64_t)UINT32_MAX) nm_offsets<uint32_t, NM_SLOTS>(a.sets, (uint32_t)set, so);
+    else nm_offsets<int64_t, NM_SLOTS>(a.sets, set, so);
+}
+
+/* The parameters of item j: with V > 1 they are contiguous (pstep 1) and
+ * 16-byte aligned. */
+template <class P, class C, int V>
+__device__ __forceinline__ void nm_load_param(const P *p, int j, int64_t pstep, C (&o)[V])
+{
+    if constexpr (V == 1) {
+        o[0] = (C)p[j * pstep];
+    } else {
+        constexpr int W = 16 / sizeof(P);
+        const udnn_gpu_vec<P> *q = (const udnn_gpu_vec<P> *)(p + (int64_t)j * V);
+        for (int h = 0; h < V / W; h++) {
+            const udnn_gpu_vec<P> w = q[h];
+            for (int k = 0; k < W; k++) o[h * W + k] = (C)w.v[k];
+        }
+    }
+}
+
+/* Sums NQ values over the team, in every thread of it (the same bits: a
+ * butterfly adds each pair in both lanes), in a fixed order: shuffles
+ * inside a warp, then the team's warps through red ([2][NM_ROW_WARPS][NQ]):
+ * lane q adds quantity q over them in warp order and every lane reads it
+ * from lane q (a butterfly with mask l ^ q). Calls alternate `parity` so
+ * that one barrier per call keeps a call's writes from a previous call's
+ * reads. Every thread of the block calls it together. */
+template <class S, int NQ>
+__device__ __forceinline__ void nm_row_sum(S (&v)[NQ], S *red, int parity)
+{
+    const int tx = threadIdx.x, tw = blockDim.x, ws = udnnGpuWarpSize;
+    for (int m = (tw < ws ? tw : ws) / 2; m > 0; m /= 2)
+        for (int q = 0; q < NQ; q++) v[q] += udnnGpuShflXor(v[q], m);
+    if (tw <= ws) return;
+    const int per = tw / ws, first = threadIdx.y * per, lane = tx % ws;
+    S *r = red + parity * NM_ROW_WARPS * NQ;
+    if (lane == 0)
+        for (int q = 0; q < NQ; q++) r[(first + tx / ws) * NQ + q] = v[q];
+    __syncthreads();
+    S t = S(0);
+    if (lane < NQ) {
+        t = r[first * NQ + lane];
+        for (int i = 1; i < per; i++) t += r[(first + i) * NQ + lane];
+    }
+    for (int q = 0; q < NQ; q++) v[q] = udnnGpuShflXor(t, lane ^ q);
+}
+
+/* One row per team (blockDim.y teams per block), NM_FWD_NV items per
+ * thread; the statistics as nm_fwd computes them. */
+template <class T, int V>
+__global__ void __launch_bounds__(NM_ROW_THREADS) nm_fwd_rows(nm_row_args<T> a)
+{
+    typedef typename io<T>::C C;
+    typedef typename nm_param<T>::P P;
+    typedef nm_raw<T, V> R;
+    __shared__ double red[2 * NM_ROW_WARPS * 2];
+    const int tx = threadIdx.x, tw = blockDim.x, items = a.len / V;
+    const int64_t set = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
+    const bool live = set < a.nsets;
+    int64_t so[NM_SLOTS];
+    nm_row_offsets(a, live ? set : 0, so);
+    const R *x = (const R *)(a.x + so[N_X]);
+    R r[NM_FWD_NV];
+#pragma unroll
+    for (int k = 0; k < NM_FWD_NV; k++)
+        if (live && tx + k * tw < items) r[k] = x[tx + k * tw];
+    const double shift = live && !a.rms ? (double)io<T>::ld(a.x[so[N_X]]) : 0.0;
+    double s[2] = {0.0, 0.0};
+#pragma unroll
+    for (int k = 0; k < NM_FWD_NV; k++)
+        if (live && tx + k * tw < items)
+            for (int e = 0; e < V; e++) {
+                const double d = (double)io<T>::ld(r[k].v[e]) - shift;
+                s[0] += d;
+                s[1] += d * d;
+            }
+    nm_row_sum<double, 2>(s, red, 0);
+    if (!live) return;
+    const double dm = a.rms ? 0.0 : s[0] * a.rlen, mean = a.rms ? 0.0 : shift + dm;
+    double var = s[1] * a.rlen - dm * dm;
+    if (var < 0.0) var = 0.0; /* rounding only; NaN stays NaN */
+    const double inv = 1.0 / sqrt(var + a.eps);
+    if (tx == 0) {
+        if (a.save_mean != NULL) a.save_mean[so[N_ST]] = (P)mean;
+        if (a.save_inv != NULL) a.save_inv[so[N_ST]] = (P)inv;
+    }
+    const C hi = (C)mean, lo = (C)(mean - (double)hi), invc = (C)inv;
+    R *y = (R *)(a.out + so[N_OUT]);
+#pragma unroll
+    for (int k = 0; k < NM_FWD_NV; k++) {
+        const int j = tx + k * tw;
+        if (j >= items) continue;
+        C sc[V], bi[V];
+        nm_load_param<P, C, V>(a.scale, j, a.pstep, sc);
+        if (a.bias != NULL) nm_load_param<P, C, V>(a.bias, j, a.pstep, bi);
+        R o;
+        for (int e = 0; e < V; e++) {
+            C v = (((C)io<T>::ld(r[k].v[e]) - hi) - lo) * invc * sc[e];
+            if (a.bias != NULL) v += bi[e];
+            o.v[e] = io<T>::st(v);
+        }
+        y[j] = o;
+    }
+}
+
+/* Row `set` of x and dy and its statistics, where it exists. */
+template <class T, int V, int NV>
+__device__ __forceinline__ void nm_bwd_row_load(const nm_row_args<T> &a, int64_t set,
+                                                nm_raw<T, V> (&xr)[NV], nm_raw<T, V> (&gr)[NV],
+                                                typename nm_wide<T>::W &mean,
+                                                typename nm_wide<T>::W &inv, int64_t &out)
+{
+    typedef typename nm_wide<T>::W W;
+    typedef nm_raw<T, V> R;
+    const int tx = threadIdx.x, tw = blockDim.x, items = a.len / V;
+    mean = inv = W(0);
+    out = 0;
+    if (set >= a.nsets) return;
+    const R *x = (const R *)(a.x + set * a.flat[N_X]), *dy = (const R *)(a.dy + set * a.flat[N_DY]);
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+        if (tx + k * tw < items) {
+            xr[k] = x[tx + k * tw];
+            gr[k] = dy[tx + k * tw];
+        }
+    if (a.mean != NULL) mean = (W)a.mean[set * a.flat[N_ST]];
+    inv = (W)a.inv[set * a.flat[N_ST]];
+    out = set * a.flat[N_OUT];
+}
+
+/* Each iteration of a block takes R rows per team (row base + i * TY + ty
+ * of R * TY), base stepping over the grid. PF: the next iteration's loads
+ * are issued once this one's are consumed, in flight over the team sums
+ * and the stores; else they wait for the next iteration (fewer registers).
+ * A thread owns COLS columns: a double dscale and dbias sum each and its
+ * rows' xhat and g in the wide type. dx as nm_bwd computes it; dscale's
+ * terms from the wide xhat (nm_grad's, in the compute type, for 16-bit
+ * data). A row's dx is stored after its x and dy are read, so dx may be
+ * either's buffer. */
+template <class T, int V, int COLS, int R, bool PF>
+__global__ void __launch_bounds__(NM_ROW_THREADS) nm_bwd_rows(nm_row_args<T> a)
+{
+    typedef typename io<T>::C C;
+    typedef typename nm_wide<T>::W W;
+    typedef nm_raw<T, V> RV;
+    constexpr int NV = COLS / V;
+    __shared__ W red[2 * NM_ROW_WARPS * 2 * R];
+    __shared__ double fold[2 * COLS * (NM_BWD_BLOCK / 2)];
+    const int tx = threadIdx.x, tw = blockDim.x, ty = threadIdx.y, th = blockDim.y;
+    const int items = a.len / V;
+    /* the scale of the columns a thread owns, [column][tx], in the wide
+     * type: in registers it would spill */
+    W *sc = (W *)nm_dyn_smem;
+    double ds[NV][V], db[NV][V];
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+        for (int e = 0; e < V; e++) {
+            const int j = tx + k * tw;
+            if (ty == 0)
+                sc[(k * V + e) * tw + tx] =
+                    j < items ? (W)a.scale[(int64_t)(j * V + e) * a.pstep] : W(0);
+            ds[k][e] = db[k][e] = 0.0;
+        }
+    __syncthreads();
+    const int64_t rows = (int64_t)th * R, step = (int64_t)gridDim.x * rows;
+    RV xr[R][NV], gr[R][NV];
+    W mean[R], inv[R];
+    int64_t out[R];
+    if (PF)
+#pragma unroll
+        for (int i = 0; i < R; i++)
+            nm_bwd_row_load<T, V, NV>(a, (int64_t)blockIdx.x * rows + i * th + ty, xr[i], gr[i],
+                                      mean[i], inv[i], out[i]);
+    int parity = 0;
+    for (int64_t base = (int64_t)blockIdx.x * rows; base < a.nsets; base += step) {
+        if (!PF)
+#pragma unroll
+            for (int i = 0; i < R; i++)
+                nm_bwd_row_load<T, V, NV>(a, base + i * th + ty, xr[i], gr[i], mean[i], inv[i],
+                                          out[i]);
+        W xh[R][NV][V], g[R][NV][V], q[2 * R];
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            const bool live = base + i * th + ty < a.nsets;
+            q[2 * i] = q[2 * i + 1] = W(0);
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                for (int e = 0; e < V; e++) {
+                    xh[i][k][e] = g[i][k][e] = W(0);
+                    if (!live || tx + k * tw >= items) continue;
+                    const W gw = (W)io<T>::ld(gr[i][k].v[e]);
+                    xh[i][k][e] = ((W)io<T>::ld(xr[i][k].v[e]) - mean[i]) * inv[i];
+                    g[i][k][e] = nm_mul(gw, sc[(k * V + e) * tw + tx]);
+                    q[2 * i] += g[i][k][e];
+                    q[2 * i + 1] += g[i][k][e] * xh[i][k][e];
+                    ds[k][e] += (double)(gw * xh[i][k][e]);
+                    db[k][e] += (double)gw;
+                }
+        }
+        W inv_c[R];
+        int64_t out_c[R];
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            inv_c[i] = inv[i];
+            out_c[i] = out[i];
+        }
+        if (PF)
+#pragma unroll
+            for (int i = 0; i < R; i++)
+                nm_bwd_row_load<T, V, NV>(a, base + step + i * th + ty, xr[i], gr[i], mean[i],
+                                          inv[i], out[i]);
+        nm_row_sum<W, 2 * R>(q, red, parity);
+        parity ^= 1;
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            if (base + i * th + ty >= a.nsets) continue;
+            const W mean_g = a.rms ? W(0) : (W)((double)q[2 * i] * a.rlen);
+            const W mean_gx = (W)((double)q[2 * i + 1] * a.rlen);
+            RV *dx = (RV *)(a.out + out_c[i]);
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                if (tx + k * tw >= items) continue;
+                RV o;
+                for (int e = 0; e < V; e++)
+                    o.v[e] = io<T>::st(
+                        (C)(inv_c[i] * ((g[i][k][e] - mean_g) - xh[i][k][e] * mean_gx)));
+                dx[tx + k * tw] = o;
+            }
+        }
+    }
+    /* the block's teams into team 0, a fixed tree */
+    const int half = NM_BWD_BLOCK / 2;
+    for (int h = th / 2; h > 0; h /= 2) {
+        __syncthreads();
+        if (ty >= h && ty < 2 * h) {
+            const int slot = (ty - h) * tw + tx;
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                for (int e = 0; e < V; e++) {
+                    fold[(2 * (k * V + e)) * half + slot] = ds[k][e];
+                    fold[(2 * (k * V + e) + 1) * half + slot] = db[k][e];
+                }
+        }
+        __syncthreads();
+        if (ty < h) {
+            const int slot = ty * tw + tx;
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                for (int e = 0; e < V; e++) {
+                    ds[k][e] += fold[(2 * (k * V + e)) * half + slot];
+                    db[k][e] += fold[(2 * (k * V + e) + 1) * half + slot];
+                }
+        }
+    }
+    if (ty != 0) return;
+    double *pd = a.partial + (int64_t)blockIdx.x * 2 * a.len;
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        if (tx + k * tw >= items) continue;
+        for (int e = 0; e < V; e++) {
+            const int col = (tx + k * tw) * V + e;
+            pd[col] = ds[k][e];
+            pd[a.len + col] = db[k][e];
+        }
+    }
 }
 
 /* ---- host side ----------------------------------------------------------------------------- */
@@ -580,11 +896,200 @@ static void nm_team_launch(int64_t nsets, int64_t size, dim3 *grid, dim3 *block)
     *grid = dim3((unsigned)((nsets + ty - 1) / ty));
 }
 
+/* The length of every row where the sets of a layer or RMS norm are each
+ * one contiguous run in the slots given and the parameters stay put from
+ * set to set; else 0. Rows no team can hold (16-byte items of 8 elements
+ * at most) give 0 too. */
+static int64_t nm_row_len(const udnn_norm_problem *p, const nm_geom *g, const int *slots, int ns)
+{
+    if (p->groups > 0 || g->inner.nd != 1) return 0;
+    if (g->inner.dim[0] > (int64_t)NM_ROW_THREADS * NM_FWD_NV * 8) return 0;
+    for (int i = 0; i < ns; i++)
+        if (g->inner.st[slots[i]][0] != 1) return 0;
+    for (int d = 0; d < g->sets.nd; d++)
+        if (g->sets.st[N_P][d] != 0) return 0;
+    return g->inner.dim[0];
+}
+
+/* Whether rows of len elements may move 16 bytes per access in the slots
+ * given: a whole number of vectors, each row starting on a vector
+ * boundary, the buffers aligned. */
+static int nm_row_vec(const nm_space *sets, int64_t len, size_t elem, const void *const *ptrs,
+                      int np, const int *slots, int ns)
+{
+    const int64_t V = (int64_t)(16 / elem);
+    if (len % V != 0) return 0;
+    for (int i = 0; i < np; i++)
+        if (!udnn_gpu_aligned16(ptrs[i])) return 0;
+    for (int i = 0; i < ns; i++)
+        for (int d = 0; d < sets->nd; d++)
+            if (sets->st[slots[i]][d] % V != 0) return 0;
+    return 1;
+}
+
+/* The narrowest team that holds `items` at `per` a thread; 0 when even
+ * the widest cannot. */
+static int nm_row_team(int64_t items, int per)
+{
+    int tw = 1;
+    while ((int64_t)tw * per < items) {
+        if (tw == NM_ROW_THREADS) return 0;
+        tw *= 2;
+    }
+    return tw;
+}
+
+template <class T>
+static void nm_row_fill(nm_row_args<T> *a, const udnn_norm_problem *p, const nm_geom *g,
+                        int64_t len)
+{
+    typedef typename nm_param<T>::P P;
+    memset(a, 0, sizeof *a);
+    a->sets = g->sets;
+    a->nsets = g->sets.size;
+    a->pstep = g->inner.st[N_P][0];
+    a->len = (int)len;
+    a->rms = g->rms;
+    a->rlen = 1.0 / (double)len;
+    a->x = (const T *)p->x_ptr;
+    a->out = (T *)p->out_ptr;
+    a->scale = (const P *)p->scale_ptr;
+}
+
+/* Layer and RMS norm forward over contiguous rows (nm_fwd_rows); 0 where
+ * it does not apply. */
+template <class T>
+static int nm_forward_rows(const udnn_gpu_context *c, const udnn_norm_problem *p,
+                           const nm_geom *g, udnnStatus_t *st)
+{
+    typedef typename nm_param<T>::P P;
+    static const int slots[2] = {N_X, N_OUT};
+    const int64_t len = nm_row_len(p, g, slots, 2);
+    if (len == 0) return 0;
+    nm_row_args<T> a;
+    nm_row_fill<T>(&a, p, g, len);
+    a.eps = p->epsilon;
+    a.bias = g->rms ? NULL : (const P *)p->bias_ptr;
+    a.save_mean = (P *)p->save_mean_ptr;
+    a.save_inv = (P *)p->save_inv_std_ptr;
+    const void *ptrs[4] = {a.x, a.out, a.scale, a.bias};
+    const int vec = a.pstep == 1 &&
+                    nm_row_vec(&g->sets, len, sizeof(T), ptrs, a.bias != NULL ? 4 : 3, slots, 2);
+    const int V = vec ? (int)(16 / sizeof(T)) : 1;
+    const int tw = nm_row_team(len / V, NM_FWD_NV);
+    if (tw == 0) return 0;
+    const int th = tw >= NM_FWD_BLOCK ? 1 : NM_FWD_BLOCK / tw;
+    const int64_t blocks = (a.nsets + th - 1) / th;
+    if (blocks > INT32_MAX) return 0;
+    const dim3 block((unsigned)tw, (unsigned)th);
+    if (vec) nm_fwd_rows<T, 16 / sizeof(T)><<<(unsigned)blocks, block, 0, c->stream>>>(a);
+    else nm_fwd_rows<T, 1><<<(unsigned)blocks, block, 0, c->stream>>>(a);
+    *st = udnn_gpu_launched();
+    return 1;
+}
+
+/* Launches nm_bwd_rows<T, V, COLS, R, PF> for rows of `items` items
+ * on at most one wave of resident blocks and at most `room` (each block's
+ * partial dscale and dbias take scratch); returns the blocks, 0 when a
+ * team cannot hold a row. */
+template <class T, int V, int COLS, int R, bool PF>
+static int64_t nm_bwd_rows_launch(const udnn_gpu_context *c, const nm_row_args<T> &a,
+                                  int64_t items, int64_t room)
+{
+    const int tw = nm_row_team(items, COLS / V);
+    if (tw == 0) return 0;
+    const int th = tw >= NM_BWD_BLOCK ? 1 : NM_BWD_BLOCK / tw;
+    const size_t smem = (size_t)COLS * (size_t)tw * sizeof(typename nm_wide<T>::W);
+    /* resident blocks per multiprocessor, asked once per process and width */
+    static int cached[16];
+    int i = 0;
+    while ((1 << i) < tw) i++;
+    int n = __atomic_load_n(&cached[i], __ATOMIC_RELAXED);
+    if (n == 0) {
+        if (udnnGpuOccupancyMaxActiveBlocksPerMultiprocessor(&n, nm_bwd_rows<T, V, COLS, R, PF>,
+                                                             tw * th, smem) != udnnGpuSuccess ||
+            n < 1)
+            n = 1;
+        __atomic_store_n(&cached[i], n, __ATOMIC_RELAXED);
+    }
+    int64_t blocks = (a.nsets + (int64_t)th * R - 1) / ((int64_t)th * R);
+    if (blocks > (int64_t)n * c->sm_count) blocks = (int64_t)n * c->sm_count;
+    if (blocks > room) blocks = room;
+    if (blocks < 1) blocks = 1;
+    nm_bwd_rows<T, V, COLS, R, PF>
+        <<<(unsigned)blocks, dim3((unsigned)tw, (unsigned)th), smem, c->stream>>>(a);
+    return blocks;
+}
+
+/* The shapes of nm_bwd_rows by reach: columns a thread owns, rows a team
+ * takes at once, prefetch. A thread keeps a double dscale and dbias sum
+ * per column and, per row, xhat and g in the wide type. Where that type
+ * is double (FLOAT, DOUBLE), 4 columns and 2 prefetched rows fit 128
+ * registers with as many bytes in flight as 8 columns and one prefetched
+ * row would in 150; with float, 8 and 2 fit. Longer rows (beyond 512
+ * threads) and element-wise accesses take one row and no prefetch. */
+template <class T, int V>
+static int64_t nm_bwd_rows_run(const udnn_gpu_context *c, const nm_row_args<T> &a, int64_t room)
+{
+    const int64_t items = a.len / V;
+    constexpr bool wide = sizeof(typename nm_wide<T>::W) == 8;
+    int64_t b = 0;
+    if constexpr (wide && V > 1) b = nm_bwd_rows_launch<T, V, 4, 2, true>(c, a, items, room);
+    else if constexpr (wide) b = nm_bwd_rows_launch<T, V, 4, 1, false>(c, a, items, room);
+    else if constexpr (V > 1) b = nm_bwd_rows_launch<T, V, 8, 2, true>(c, a, items, room);
+    if (b == 0) b = nm_bwd_rows_launch<T, V, 8, 1, false>(c, a, items, room);
+    return b;
+}
+
+/* Layer and RMS norm backward over contiguous rows: nm_bwd_rows, then
+ * nm_grad_finish over its blocks' partials; 0 where it does not apply. */
+template <class T>
+static int nm_backward_rows(const udnn_gpu_context *c, const udnn_norm_problem *p,
+                            const nm_geom *g, udnnStatus_t *st)
+{
+    typedef typename nm_param<T>::P P;
+    static const int slots[3] = {N_X, N_DY, N_OUT};
+    const int64_t len = nm_row_len(p, g, slots, 3);
+    if (len == 0 || g->sets.nd > 1) return 0;
+    const int64_t per_block = 2 * len * (int64_t)sizeof(double);
+    const int64_t room = (int64_t)(c->scratch_bytes / (size_t)per_block);
+    if (room < 1) return 0;
+    nm_row_args<T> a;
+    nm_row_fill<T>(&a, p, g, len);
+    a.dy = (const T *)p->dy_ptr;
+    a.mean = g->rms ? NULL : (const P *)p->saved_mean_ptr;
+    a.inv = (const P *)p->saved_inv_std_ptr;
+    a.partial = (double *)c->scratch;
+    for (int t = 0; t < NM_SLOTS; t++) a.flat[t] = g->sets.nd == 1 ? g->sets.st[t][0] : 0;
+    const void *ptrs[3] = {a.x, a.dy, a.out};
+    const int64_t blocks = nm_row_vec(&g->sets, len, sizeof(T), ptrs, 3, slots, 3)
+                               ? nm_bwd_rows_run<T, 16 / sizeof(T)>(c, a, room)
+                               : nm_bwd_rows_run<T, 1>(c, a, room);
+    if (blocks == 0) return 0;
+    *st = udnn_gpu_launched();
+    if (*st != UDNN_STATUS_SUCCESS) return 1;
+    nm_grad_args<T> f;
+    memset(&f, 0, sizeof f);
+    f.feat = g->feat;
+    f.F = len;
+    f.partial = a.partial;
+    f.dscale = (P *)p->dscale_ptr;
+    f.dbias = g->rms ? NULL : (P *)p->dbias_ptr;
+    const dim3 fblock(NM_FIN_LANES, NM_FIN_ROWS);
+    nm_grad_finish<T><<<(unsigned)((len + NM_FIN_ROWS - 1) / NM_FIN_ROWS), fblock, 0, c->stream>>>(
+        f, blocks);
+    *st = udnn_gpu_launched();
+    return 1;
+}
+
 template <class T>
 static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_problem *p)
 {
     typedef typename nm_param<T>::P P;
     const nm_geom g = nm_geometry(p, NULL, &p->y);
+    udnnStatus_t st;
+    if (g.sets.size == 0 || g.inner.size == 0) return UDNN_STATUS_SUCCESS;
+    if (nm_forward_rows<T>(c, p, &g, &st)) return st;
     nm_fwd_args<T> a;
     memset(&a, 0, sizeof a);
     a.sets = g.sets;
@@ -671,8 +1176,10 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
     typedef typename nm_param<T>::P P;
     const nm_geom g = nm_geometry(p, &p->dy, &p->dx);
     if (g.sets.size == 0 || g.inner.size == 0) return UDNN_STATUS_SUCCESS;
+    udnnStatus_t st;
+    if (nm_backward_rows<T>(c, p, &g, &st)) return st;
     /* before dx: dx may be x's or dy's buffer */
-    udnnStatus_t st = nm_param_grads<T>(c, p, &g);
+    st = nm_param_grads<T>(c, p, &g);
     if (st != UDNN_STATUS_SUCCESS) return st;
     nm_bwd_args<T> a;
     memset(&a, 0, sizeof a);
