@@ -1,7 +1,8 @@
 /* check_cuda_graph.c - udnn's CUDA backend inside a CUDA graph, as a
  * framework uses it: on a stream of the test's own (udnnSetStream), the
- * sequence conv forward -> AddTensor (the bias) -> ReLU -> max pooling 2x2
- * is captured (cudaStreamBeginCapture in global mode, so that any call
+ * sequence conv forward -> AddTensor (the bias) -> batch norm training
+ * (spatial; its running statistics updated by every replay) -> ReLU -> max
+ * pooling 2x2 is captured (cudaStreamBeginCapture in global mode, so that any call
  * a capture forbids, a cudaMalloc or a synchronize inside an op, fails
  * it), instantiated, and replayed twice with new input copied in between.
  * Each replay's outputs are compared with the same sequence on a CPU
@@ -24,7 +25,8 @@
 /* The sequence's tensors on one handle. */
 typedef struct {
     udnnHandle_t h;
-    tu_tensor x, bias, y, r, z; /* input, bias, conv output (+ bias), ReLU, pooled */
+    tu_tensor x, bias, y, b, r, z; /* input, bias, conv output (+ bias), normalized, ReLU, pooled */
+    tu_tensor scale, shift, run_mean, run_var, save_mean, save_inv; /* batch norm, per channel */
     tu_filter w;
     udnnConvolutionDescriptor_t conv;
     udnnActivationDescriptor_t relu;
@@ -47,6 +49,10 @@ static void chain_init(chain *c, udnnHandle_t h, tu_layout layout)
                    layout == TU_NHWC ? UDNN_TENSOR_NHWC : UDNN_TENSOR_NCHW, 4, wd);
     tu_tensor_init(&c->bias, h, UDNN_DATA_FLOAT, 4, bd, TU_NCHW);
     tu_tensor_init(&c->y, h, UDNN_DATA_FLOAT, 4, yd, layout);
+    tu_tensor_init(&c->b, h, UDNN_DATA_FLOAT, 4, yd, layout);
+    tu_tensor *per_channel[6] = {&c->scale, &c->shift, &c->run_mean,
+                                 &c->run_var, &c->save_mean, &c->save_inv};
+    for (int i = 0; i < 6; i++) tu_tensor_init(per_channel[i], h, UDNN_DATA_FLOAT, 4, bd, TU_NCHW);
     tu_tensor_init(&c->r, h, UDNN_DATA_FLOAT, 4, yd, layout);
     tu_tensor_init(&c->z, h, UDNN_DATA_FLOAT, 4, zd, layout);
     const int pad[2] = {1, 1}, stride[2] = {1, 1}, dil[2] = {1, 1};
@@ -85,12 +91,17 @@ static void chain_free(chain *c)
     tu_filter_free(&c->w);
     tu_tensor_free(&c->bias);
     tu_tensor_free(&c->y);
+    tu_tensor_free(&c->b);
+    tu_tensor *per_channel[6] = {&c->scale, &c->shift, &c->run_mean,
+                                 &c->run_var, &c->save_mean, &c->save_inv};
+    for (int i = 0; i < 6; i++) tu_tensor_free(per_channel[i]);
     tu_tensor_free(&c->r);
     tu_tensor_free(&c->z);
 }
 
-/* conv -> + bias -> ReLU -> max pool, on c's handle and stream; each op's
- * status must be success (under capture: it was recorded). */
+/* conv -> + bias -> batch norm -> ReLU -> max pool, on c's handle and
+ * stream; each op's status must be success (under capture: it was
+ * recorded). */
 static void chain_run(chain *c)
 {
     const float one = 1.0f, zero = 0.0f;
@@ -99,7 +110,13 @@ static void chain_run(chain *c)
                                  c->y.desc, tu_buf_ptr(&c->y.buf)));
     tu_ok(udnnAddTensor(c->h, &one, c->bias.desc, tu_buf_ptr(&c->bias.buf), &one, c->y.desc,
                         tu_buf_ptr(&c->y.buf)));
-    tu_ok(udnnActivationForward(c->h, c->relu, &one, c->y.desc, tu_buf_ptr(&c->y.buf), &zero,
+    tu_ok(udnnBatchNormalizationForwardTraining(
+        c->h, UDNN_BATCHNORM_SPATIAL, &one, &zero, c->y.desc, tu_buf_ptr(&c->y.buf), c->b.desc,
+        tu_buf_ptr(&c->b.buf), c->scale.desc, tu_buf_ptr(&c->scale.buf),
+        tu_buf_ptr(&c->shift.buf), 0.25, tu_buf_ptr(&c->run_mean.buf),
+        tu_buf_ptr(&c->run_var.buf), 1e-5, tu_buf_ptr(&c->save_mean.buf),
+        tu_buf_ptr(&c->save_inv.buf)));
+    tu_ok(udnnActivationForward(c->h, c->relu, &one, c->b.desc, tu_buf_ptr(&c->b.buf), &zero,
                                 c->r.desc, tu_buf_ptr(&c->r.buf)));
     tu_ok(udnnPoolingForward(c->h, c->pool, &one, c->r.desc, tu_buf_ptr(&c->r.buf), &zero,
                              c->z.desc, tu_buf_ptr(&c->z.buf)));
@@ -110,6 +127,24 @@ static void copy_values(tu_tensor *to, const tu_tensor *from)
 {
     for (int64_t i = 0; i < from->count; i++) tu_set(to, i, tu_get(from, i));
     tu_upload(to);
+}
+
+/* The GPU chain's batch norm statistics against the CPU chain's, after
+ * the same number of runs (the running ones accumulate over all of them). */
+static void check_statistics(chain *cpu, chain *gpu, const char *when)
+{
+    tu_tensor *ct[4] = {&cpu->run_mean, &cpu->run_var, &cpu->save_mean, &cpu->save_inv};
+    tu_tensor *gt[4] = {&gpu->run_mean, &gpu->run_var, &gpu->save_mean, &gpu->save_inv};
+    const char *names[4] = {"running mean", "running variance", "saved mean",
+                            "saved inverse variance"};
+    double ref[K];
+    char what[128];
+    for (int i = 0; i < 4; i++) {
+        tu_download(ct[i]);
+        tu_values(ct[i], ref);
+        snprintf(what, sizeof what, "%s: batch norm %s", when, names[i]);
+        tu_check_tensor(gt[i], ref, what);
+    }
 }
 
 /* The reference for the GPU chain's current x: the CPU chain's r and z. */
@@ -158,10 +193,24 @@ START_TEST(test_capture_replay)
     tu_buf_upload(&c.w.buf);
     tu_fill_uniform(&g.bias, -0.5, 0.5);
     copy_values(&c.bias, &g.bias);
+    tu_fill_uniform(&g.scale, 0.5, 1.5);
+    copy_values(&c.scale, &g.scale);
+    tu_fill_uniform(&g.shift, -0.5, 0.5);
+    copy_values(&c.shift, &g.shift);
+    for (int64_t i = 0; i < K; i++) {
+        tu_set(&g.run_mean, i, 0.0);
+        tu_set(&g.run_var, i, 1.0);
+    }
+    tu_upload(&g.run_mean);
+    tu_upload(&g.run_var);
+    copy_values(&c.run_mean, &g.run_mean);
+    copy_values(&c.run_var, &g.run_var);
     tu_fill_uniform(&g.x, -1, 1);
     tu_buf_poison(&g.y.buf);
+    tu_buf_poison(&g.b.buf);
     tu_buf_poison(&g.r.buf);
     tu_buf_poison(&g.z.buf);
+    tu_buf_poison(&g.save_mean.buf);
 
     /* capture: nothing runs, every op is recorded */
     cudaGraph_t graph = NULL;
@@ -172,8 +221,9 @@ START_TEST(test_capture_replay)
     ck_assert_ptr_nonnull(graph);
     size_t nodes = 0;
     CUDA_OK(cudaGraphGetNodes(graph, NULL, &nodes));
-    ck_assert_msg(nodes >= 4, "the graph has %zu nodes for 4 ops", nodes);
+    ck_assert_msg(nodes >= 5, "the graph has %zu nodes for 5 ops", nodes);
     tu_assert_untouched(&g.z.buf, "z after the capture, before any replay");
+    tu_assert_untouched(&g.save_mean.buf, "the saved mean after the capture, before any replay");
     CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
 
     const int64_t rn = g.r.count, zn = g.z.count;
@@ -194,6 +244,8 @@ START_TEST(test_capture_replay)
         snprintf(what, sizeof what, "replay %d, %s: pooled output", replay + 1,
                  tu_layout_name(layout));
         tu_check_tensor(&g.z, z_ref, what);
+        snprintf(what, sizeof what, "replay %d, %s", replay + 1, tu_layout_name(layout));
+        check_statistics(&c, &g, what);
     }
     /* the stream, used eagerly again, still works */
     tu_fill_uniform(&g.x, -1, 1);
@@ -202,6 +254,7 @@ START_TEST(test_capture_replay)
     tu_ok(udnnSynchronize(hg));
     reference(&c, &g, r_ref, z_ref);
     tu_check_tensor(&g.z, z_ref, "an eager run after the replays");
+    check_statistics(&c, &g, "an eager run after the replays");
 
     free(r_ref);
     free(z_ref);
