@@ -252,10 +252,13 @@ static udnnStatus_t fwd_infer_run(void *ctx, const void *problem, void *ws, size
  * dscale = sum dy * xhat, dx = k * (dy - dbias/m - xhat * dscale/m) with
  * k = scale * inv_std. */
 typedef struct {
+    double mean; /* for the sums */
     float mean_hi, mean_lo, inv_std, k, mean_dy, mean_dy_xhat, alpha, beta;
 } grad_coefs;
 
-/* Adds this row's sum of dy and of dy * (x - mean) to the sums. */
+/* Adds this row's sum of dy and of dy * (x - mean) to the sums, x - mean
+ * in double: dscale is often a small remainder of its terms, so a float
+ * deviation's rounding would show in it (1e-5 over 27 members). */
 static void grad_sums_row(const grad_coefs *g, const float *x, int64_t sx, const float *dy,
                           int64_t sdy, int64_t len, double *sum_dy, double *sum_dy_dev)
 {
@@ -264,12 +267,12 @@ static void grad_sums_row(const grad_coefs *g, const float *x, int64_t sx, const
         FAST_PRAGMA(omp simd reduction(+ : s, sd))
         for (int64_t i = 0; i < len; i++) {
             s += dy[i];
-            sd += (double)dy[i] * ((x[i] - g->mean_hi) - g->mean_lo);
+            sd += (double)dy[i] * ((double)x[i] - g->mean);
         }
     } else {
         for (int64_t i = 0; i < len; i++) {
             s += dy[i * sdy];
-            sd += (double)dy[i * sdy] * ((x[i * sx] - g->mean_hi) - g->mean_lo);
+            sd += (double)dy[i * sdy] * ((double)x[i * sx] - g->mean);
         }
     }
     *sum_dy += s;
@@ -318,6 +321,7 @@ static void bwd_channel(const udnn_bn_problem *p, const member_rows *mr, int64_t
         inv_std = 1.0 / sqrt(var + p->epsilon);
     }
     grad_coefs g;
+    g.mean = mean;
     g.mean_hi = (float)mean;
     g.mean_lo = (float)(mean - g.mean_hi);
     g.inv_std = (float)inv_std;
