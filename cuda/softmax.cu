@@ -9,9 +9,12 @@
  *
  * Groups held in registers (rows of moderate length, NCHW column tiles)
  * are read from memory once and reduce as the reference does: the max,
- * then the sum of exp(x - max), one exp per element. Long rows are read
- * twice, and their statistics are online (a running max and the sum of
- * exp(x - max), rescaled when the max grows) so that two passes suffice.
+ * then the sum of exp(x - max), one exp per element. Long rows are held
+ * in the registers of several blocks where the resident blocks hold them
+ * (read once: each thread's max, then its sum of exp(x - max), merged
+ * online with the others' as below), else read twice, and their
+ * statistics are online (a running max and the sum of exp(x - max),
+ * rescaled when the max grows) so that two passes suffice.
  *
  * Paths, every tensor sharing one set of strides:
  *  - rows: a group's members are contiguous (CHANNEL with C innermost, as
@@ -24,10 +27,19 @@
  *    from the row's first 16-byte boundary on (the few elements before it
  *    and after the last whole vector one each per lane) when every tensor
  *    sits at the same offset from a 16-byte boundary; otherwise elements.
- *    Longer rows, or very few rows, go to a block per row, or are split
- *    over several blocks whose partial statistics meet in the context's
- *    scratch memory (fixed order, deterministic) before a second kernel
- *    writes; those read 16-byte vectors too.
+ *    Longer rows, or very few rows, are cut into items of equal size
+ *    (slices of a row, the head elements in the first and the tail
+ *    elements in the last) that blocks of a cooperative launch of the
+ *    resident blocks hold in registers (about 16 16-byte vectors of x a
+ *    thread; 8 each of y and dy): a block reduces its item, leaves the
+ *    partial statistics in the context's scratch memory, counts them in,
+ *    waits until all of its row's are in, joins them in a fixed order
+ *    (deterministic) and writes its item from its registers, so that each
+ *    element is read once. Where a row needs more items than the grid
+ *    holds, or scratch is too small, rows go to a block per row, or are
+ *    split over several blocks whose partial statistics meet in scratch
+ *    before a second kernel reads the row again and writes; those read
+ *    16-byte vectors too.
  *  - columns: CHANNEL with contiguous positions (NCHW): a block takes a
  *    tile of positions across all of C in registers: thread (tx, ty) holds
  *    a vector of adjacent positions tx (16 bytes when the positions,
@@ -138,8 +150,31 @@ template <class T, int V> struct sm_per_lane {
     static const int E = V == 1 ? 8 : (32 / V < 8 ? 32 / V : 8);
 };
 
-/* Stores V results r at out (a whole vector), blended. */
-template <class T, int V>
+/* Whether the one-read path (sm_keep_kernel) marks its loads and stores
+ * evict-first (1) or leaves them plain (0); it reads and writes each
+ * element once. */
+#ifndef SM_KEEP_HINTS
+#define SM_KEEP_HINTS 1
+#endif
+
+/* The vector at p; LAST: the data's last read (evict first, with
+ * SM_KEEP_HINTS). */
+template <class T, int V, bool LAST>
+__device__ __forceinline__ sm_vec<T, V> sm_get(const sm_vec<T, V> *p)
+{
+    if constexpr (SM_KEEP_HINTS && LAST && V > 1 && sizeof(sm_vec<T, V>) == 16) {
+        const uint4 u = udnnGpuLoadLast((const uint4 *)p);
+        sm_vec<T, V> r;
+        memcpy(&r, &u, 16);
+        return r;
+    } else {
+        return *p;
+    }
+}
+
+/* Stores V results r at out (a whole vector), blended; STREAM: evict
+ * first (with SM_KEEP_HINTS). */
+template <class T, int V, bool STREAM = false>
 __device__ __forceinline__ void sm_store_vec(T *out, const typename io<T>::C (&r)[V],
                                              const sm_cfg<typename io<T>::C> &f)
 {
@@ -153,7 +188,13 @@ __device__ __forceinline__ void sm_store_vec(T *out, const typename io<T>::C (&r
 #pragma unroll
         for (int i = 0; i < V; i++) o.v[i] = io<T>::st(f.alpha * r[i]);
     }
-    *(sm_vec<T, V> *)out = o;
+    if constexpr (SM_KEEP_HINTS && STREAM && V > 1 && sizeof(sm_vec<T, V>) == 16) {
+        uint4 u;
+        memcpy(&u, &o, 16);
+        udnnGpuStoreStream((uint4 *)out, u);
+    } else {
+        *(sm_vec<T, V> *)out = o;
+    }
 }
 
 /* Elements from p to the next 16-byte boundary (p is element-aligned). */
@@ -161,6 +202,84 @@ template <class T> __device__ __forceinline__ int sm_head(const T *p)
 {
     return (int)(((16u - (unsigned)((uintptr_t)p & 15u)) & 15u) / (unsigned)sizeof(T));
 }
+
+/* What a lane or thread holds of a row in registers: vectors q0, q0 +
+ * step, ... below qe (at most E; counted in V elements from the row's
+ * first 16-byte boundary, h elements in), and where V > 1 (every tensor at
+ * the same offset from a boundary) a head element (before the boundary)
+ * and a tail element (after the last whole vector) at element offsets ho
+ * and to, where hv and tv. x0 holds x (forward) or y, x1 dy (backward).
+ * The register paths (sm_rows_reg_kernel, sm_keep_kernel) load, reduce
+ * and store through it. */
+template <class T, bool FWD, int V, int E> struct sm_held {
+    typedef typename io<T>::C C;
+    typedef sm_vec<T, V> VT;
+    C x0[E][V], x1[E][V], h0, h1, t0, t1;
+    int q0, step, qe, ho, to;
+    bool hv, tv;
+
+    __device__ __forceinline__ bool has(int k) const { return q0 + k * step < qe; }
+
+    /* LAST: the data's last read (sm_get) */
+    template <bool LAST> __device__ __forceinline__ void load(const T *p0, const T *p1, int h)
+    {
+        const VT *v0 = (const VT *)(p0 + h), *v1 = (const VT *)(p1 + h);
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+#pragma unroll
+            for (int i = 0; i < V; i++) x0[k][i] = x1[k][i] = C(0);
+            if (has(k)) {
+                const VT u = sm_get<T, V, LAST>(v0 + q0 + k * step);
+#pragma unroll
+                for (int i = 0; i < V; i++) x0[k][i] = io<T>::ld(u.v[i]);
+                if (!FWD) {
+                    const VT w = sm_get<T, V, LAST>(v1 + q0 + k * step);
+#pragma unroll
+                    for (int i = 0; i < V; i++) x1[k][i] = io<T>::ld(w.v[i]);
+                }
+            }
+        }
+        h0 = h1 = t0 = t1 = C(0);
+        if (hv) {
+            h0 = io<T>::ld(p0[ho]);
+            if (!FWD) h1 = io<T>::ld(p1[ho]);
+        }
+        if (tv) {
+            t0 = io<T>::ld(p0[to]);
+            if (!FWD) t1 = io<T>::ld(p1[to]);
+        }
+    }
+
+    /* fn(v0, v1) over the members held */
+    template <class F> __device__ __forceinline__ void each(F &&fn)
+    {
+#pragma unroll
+        for (int k = 0; k < E; k++)
+            if (has(k))
+#pragma unroll
+                for (int i = 0; i < V; i++) fn(x0[k][i], x1[k][i]);
+        if (hv) fn(h0, h1);
+        if (tv) fn(t0, t1);
+    }
+
+    /* value(v0, v1), blended, to the members' places in po's row (h as in
+     * load); STREAM: evict first (sm_store_vec) */
+    template <bool STREAM, class F>
+    __device__ __forceinline__ void store(T *po, int h, const sm_cfg<C> &f, F &&value)
+    {
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+            if (has(k)) {
+                C r[V];
+#pragma unroll
+                for (int i = 0; i < V; i++) r[i] = value(x0[k][i], x1[k][i]);
+                sm_store_vec<T, V, STREAM>(po + h + (q0 + k * step) * V, r, f);
+            }
+        }
+        if (hv) sm_store(po + ho, value(h0, h1), f);
+        if (tv) sm_store(po + to, value(t0, t1), f);
+    }
+};
 
 /* ---- reductions over teams of lanes and over blocks -------------------------------- */
 
@@ -189,10 +308,20 @@ template <class C, bool MAX> __device__ __forceinline__ C sm_team_all(C v, int l
     return r;
 }
 
-template <class C> __device__ __forceinline__ sm_acc<C> sm_shfl_xor(sm_acc<C> a, int m)
+/* Two partial results of a reduction: merged (forward), or added (the
+ * backward's sums, whose m stays 0: the same bits as a merge, whose
+ * rescaling by exp(0) is exact, but no exp). */
+template <class C, bool FWD> __device__ __forceinline__ sm_acc<C> sm_join(sm_acc<C> a, sm_acc<C> b)
+{
+    if (FWD) return sm_merge(a, b);
+    a.s += b.s;
+    return a;
+}
+
+template <class C, bool FWD> __device__ __forceinline__ sm_acc<C> sm_shfl_xor(sm_acc<C> a, int m)
 {
     sm_acc<C> r;
-    r.m = udnnGpuShflXor(a.m, m);
+    r.m = FWD ? udnnGpuShflXor(a.m, m) : a.m;
     r.s = udnnGpuShflXor(a.s, m);
     return r;
 }
@@ -201,17 +330,18 @@ template <class C> __device__ __forceinline__ sm_acc<C> sm_shfl_xor(sm_acc<C> a,
  * block on the smallest warp. */
 #define SM_BLOCK_SLOTS (1024 / 16)
 
-/* Over the block, to every thread, merged in warp order; called uniformly. */
-template <class C> __device__ sm_acc<C> sm_block_reduce(sm_acc<C> a, sm_acc<C> *slots)
+/* Over the block, to every thread, joined in warp order; called uniformly. */
+template <class C, bool FWD> __device__ sm_acc<C> sm_block_reduce(sm_acc<C> a, sm_acc<C> *slots)
 {
     const int lane = threadIdx.x % udnnGpuWarpSize, warp = threadIdx.x / udnnGpuWarpSize;
     const int warps = (blockDim.x + udnnGpuWarpSize - 1) / udnnGpuWarpSize;
-    for (int m = udnnGpuWarpSize / 2; m > 0; m /= 2) a = sm_merge(a, sm_shfl_xor(a, m));
+    for (int m = udnnGpuWarpSize / 2; m > 0; m /= 2)
+        a = sm_join<C, FWD>(a, sm_shfl_xor<C, FWD>(a, m));
     __syncthreads(); /* the slots may still be read by a previous call */
     if (lane == 0) slots[warp] = a;
     __syncthreads();
     sm_acc<C> r = slots[0];
-    for (int w = 1; w < warps; w++) r = sm_merge(r, slots[w]);
+    for (int w = 1; w < warps; w++) r = sm_join<C, FWD>(r, slots[w]);
     return r;
 }
 
@@ -262,7 +392,6 @@ __global__ void __launch_bounds__(SM_TEAM_MAX)
                        sm_cfg<typename io<T>::C> f)
 {
     typedef typename io<T>::C C;
-    typedef sm_vec<T, V> VT;
     const int E = sm_per_lane<T, V>::E;
     __shared__ C red[SM_BLOCK_SLOTS];
     const int lanes = a.lanes, lane = threadIdx.x & (lanes - 1);
@@ -280,76 +409,36 @@ __global__ void __launch_bounds__(SM_TEAM_MAX)
             nv = valid ? (len - h) / V : 0;
         }
         const int tl = h + nv * V; /* the tail's first element */
-        const bool hv = V > 1 && valid && lane < h, tv = V > 1 && valid && lane < len - tl;
-        C x0[E][V], x1[E][V], h0 = C(0), h1 = C(0), t0 = C(0), t1 = C(0);
-#pragma unroll
-        for (int k = 0; k < E; k++) {
-            const int q = lane + k * lanes;
-#pragma unroll
-            for (int i = 0; i < V; i++) x0[k][i] = x1[k][i] = C(0);
-            if (q < nv) {
-                const VT u = ((const VT *)(p0 + h))[q];
-#pragma unroll
-                for (int i = 0; i < V; i++) x0[k][i] = io<T>::ld(u.v[i]);
-                if (!FWD) {
-                    const VT w = ((const VT *)(p1 + h))[q];
-#pragma unroll
-                    for (int i = 0; i < V; i++) x1[k][i] = io<T>::ld(w.v[i]);
-                }
-            }
-        }
-        if (hv) {
-            h0 = io<T>::ld(p0[lane]);
-            if (!FWD) h1 = io<T>::ld(p1[lane]);
-        }
-        if (tv) {
-            t0 = io<T>::ld(p0[tl + lane]);
-            if (!FWD) t1 = io<T>::ld(p1[tl + lane]);
-        }
-        /* fn(v0, v1) over the members this lane holds */
-        auto each = [&](auto &&fn) {
-#pragma unroll
-            for (int k = 0; k < E; k++)
-                if (lane + k * lanes < nv)
-#pragma unroll
-                    for (int i = 0; i < V; i++) fn(x0[k][i], x1[k][i]);
-            if (hv) fn(h0, h1);
-            if (tv) fn(t0, t1);
-        };
+        sm_held<T, FWD, V, E> d;
+        d.q0 = lane;
+        d.step = lanes;
+        d.qe = nv;
+        d.ho = lane;
+        d.hv = V > 1 && valid && lane < h;
+        d.to = tl + lane;
+        d.tv = V > 1 && valid && lane < len - tl;
+        d.template load<false>(p0, p1, h);
         C m = C(0), s = C(0);
         if (FWD) {
             if (f.shift) {
                 m = -C(INFINITY);
-                each([&](C &v, C &) { m = fmax(m, v); });
+                d.each([&](C &v, C &) { m = fmax(m, v); });
                 m = sm_team_all<C, true>(m, lanes, red);
             }
-            each([&](C &v, C &) {
+            d.each([&](C &v, C &) {
                 const C e = exp(v - m);
                 s += e;
                 if (!f.log) v = e; /* kept for the output */
             });
         } else {
-            each([&](C &v, C &d) { s += f.log ? d : d * v; });
+            d.each([&](C &v, C &d1) { s += f.log ? d1 : d1 * v; });
         }
         s = sm_team_all<C, false>(s, lanes, red);
         const C log_s = FWD && f.log ? log(s) : C(0);
-        auto value = [&](C v, C d) -> C {
+        d.template store<false>(out + base, h, f, [&](C v, C d1) -> C {
             if (FWD) return f.log ? (v - m) - log_s : v / s; /* divided: a single term gives exactly 1 */
-            return f.log ? d - exp(v) * s : v * (d - s);
-        };
-        T *po = out + base;
-#pragma unroll
-        for (int k = 0; k < E; k++) {
-            const int q = lane + k * lanes;
-            if (q < nv) {
-                C r[V];
-#pragma unroll
-                for (int i = 0; i < V; i++) r[i] = value(x0[k][i], x1[k][i]);
-                sm_store_vec<T, V>(po + h + q * V, r, f);
-            }
-        }
-        if (hv) sm_store(po + lane, value(h0, h1), f);
-        if (tv) sm_store(po + tl + lane, value(t0, t1), f);
+            return f.log ? d1 - exp(v) * s : v * (d1 - s);
+        });
     }
 }
 
@@ -397,7 +486,7 @@ __device__ sm_acc<typename io<T>::C> sm_range_stats(const T *p0, const T *p1, in
                     sm_add<C, FWD>(acc, io<T>::ld(u0[k].v[i]), FWD ? C(0) : io<T>::ld(u1[k].v[i]),
                                    f);
     }
-    return sm_block_reduce(acc, slots);
+    return sm_block_reduce<C, FWD>(acc, slots);
 }
 
 /* Writes the n outputs at po from the inputs at p0 (and p1), as
@@ -502,12 +591,185 @@ __global__ void sm_rows_final_kernel(sm_rows a, const T *in0, const T *in1, T *o
         const int64_t g = b / a.chunks, k = b - g * a.chunks;
         sm_acc<C> acc = sm_init(f);
         for (int i = threadIdx.x; i < a.chunks; i += blockDim.x)
-            acc = sm_merge(acc, part[g * a.chunks + i]);
-        const sm_fin<C> fin = sm_finish(sm_block_reduce(acc, slots), f);
+            acc = sm_join<C, FWD>(acc, part[g * a.chunks + i]);
+        const sm_fin<C> fin = sm_finish(sm_block_reduce<C, FWD>(acc, slots), f);
         const int64_t base = sm_row_base(a, g), lo = k * a.chunk;
         const int64_t hi = lo + a.chunk < a.len ? lo + a.chunk : a.len;
         sm_range_write<T, FWD, V>(in0 + base + lo, in1 + base + lo, out + base + lo, hi - lo,
                                   fin, f);
+    }
+}
+
+/* ---- one read: long rows held in the registers of several blocks ----------------------- */
+
+/* Rows too long for a team's registers are read once where the resident
+ * blocks hold them: each row is S items (slices of `chunk` vectors, all
+ * but the last of one size, the head elements in the first and the tail
+ * elements in the last), and a block loads an item into registers, reduces
+ * it (forward: each thread's max, then its sum of exp(x - max), merged
+ * over the block; backward: the sum of dy*y, or of dy for LOG, in double),
+ * leaves the partial in the context's scratch, raises the row's count,
+ * waits for the count to reach S, joins the row's S partials in a fixed
+ * order (the same bits in every block and every run) and writes its output
+ * from the registers: 2 tensors of traffic for 2 (3 for 3 backward). The
+ * grid is a cooperative launch of the resident blocks (co-resident by
+ * contract, even beside other kernels); item i runs on block i % grid in
+ * round i / grid, and a row has no more items than the grid, so an item
+ * waits only for items of its round or of rounds before on other blocks,
+ * whose rows are older (the oldest row always finishes). */
+
+/* Tuning, at compile time: the registers a thread holds an item in, as
+ * 16-byte vectors of 4-byte values per input tensor (forward: x;
+ * backward: y and dy; 16-bit types widen to float, so hold half as many
+ * vectors); the fewest resident blocks per multiprocessor the registers
+ * must allow; whether rows numerous enough for a block each (read twice
+ * by sm_rows_block_kernel) take this path too; the fewest vectors a thread
+ * holds where a few rows are cut into more items than their length needs,
+ * to occupy the grid. (SM_KEEP_HINTS, above: evict-first accesses.) */
+#ifndef SM_KEEP_LOADS_FWD
+#define SM_KEEP_LOADS_FWD 16
+#endif
+#ifndef SM_KEEP_LOADS_BWD
+#define SM_KEEP_LOADS_BWD 8
+#endif
+#ifndef SM_KEEP_MIN
+#define SM_KEEP_MIN 2
+#endif
+#ifndef SM_KEEP_MANY
+#define SM_KEEP_MANY 1
+#endif
+#ifndef SM_KEEP_TEAMS
+#define SM_KEEP_TEAMS 1
+#endif
+#ifndef SM_KEEP_SPREAD
+#define SM_KEEP_SPREAD 4
+#endif
+
+/* Vectors of V elements (E) a thread holds per tensor, and the type of an
+ * item's partial result (A: the backward's sums in double). */
+template <class T, bool FWD, int V> struct sm_keep_per {
+    typedef typename io<T>::C C;
+    static const int L = FWD ? SM_KEEP_LOADS_FWD : SM_KEEP_LOADS_BWD;
+    static const int E = L * 16 / (V * (int)sizeof(C)) > 0 ? L * 16 / (V * (int)sizeof(C)) : 1;
+};
+template <class C, bool FWD> struct sm_keep_acc {
+    typedef C A;
+};
+template <class C> struct sm_keep_acc<C, false> {
+    typedef double A;
+};
+
+/* Rows as sm_rows (a.len below 2^30) in a.chunks = S items of a.chunk
+ * vectors; count[g] (zero at the launch) counts row g's partials in, and
+ * part[g * S + k] holds item k's. */
+template <class T, bool FWD, int V>
+__global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
+    sm_keep_kernel(sm_rows a, const T *in0, const T *in1, T *out, uint32_t *count,
+                   sm_acc<typename sm_keep_acc<typename io<T>::C, FWD>::A> *part,
+                   sm_cfg<typename io<T>::C> f)
+{
+    typedef typename io<T>::C C;
+    typedef typename sm_keep_acc<C, FWD>::A A;
+    const int E = sm_keep_per<T, FWD, V>::E, B = UDNN_GPU_BLOCK;
+    __shared__ sm_acc<A> slots[SM_BLOCK_SLOTS];
+    const int t = threadIdx.x, len = (int)a.len, S = a.chunks, chunk = (int)a.chunk;
+    const int64_t items = a.groups * S;
+    /* TEAMS: the grid is teams of S blocks, block k of a team taking item
+     * k of the team's rows, so that a team waits only for itself and
+     * teams drift apart (some load while others wait or store); else
+     * items go round the whole grid */
+    const int64_t step = SM_KEEP_TEAMS ? (int64_t)(gridDim.x / S) * S : (int64_t)gridDim.x;
+    if ((int64_t)blockIdx.x >= step) return;
+    for (int64_t item = blockIdx.x; item < items; item += step) {
+        const int64_t g = item / S;
+        const int k = (int)(item - g * S);
+        const int64_t base = sm_row_base(a, g);
+        const T *p0 = in0 + base, *p1 = in1 + base;
+        int h = 0, nv = len;
+        if (V > 1) {
+            h = sm_head(p0);
+            if (h > len) h = len;
+            nv = (len - h) / V;
+        }
+        const int tl = h + nv * V; /* the tail's first element */
+        const int lo = k * chunk;  /* the item's first vector */
+        sm_held<T, FWD, V, E> d;
+        d.q0 = lo + t;
+        d.step = B;
+        d.qe = nv - lo < chunk ? nv : lo + chunk; /* a row with a head may have a vector less */
+        d.ho = t;
+        d.hv = V > 1 && k == 0 && t < h;
+        d.to = tl + t;
+        d.tv = V > 1 && k == S - 1 && t < len - tl;
+        d.template load<true>(p0, p1, h);
+
+        /* the item's partial result; forward: the thread's max mt, and its
+         * shift (a finite one where the thread holds nothing above -inf,
+         * whose exps are then 0, not NaN) */
+        sm_acc<A> acc;
+        acc.m = A(0);
+        acc.s = A(0);
+        C mt = C(0);
+        if constexpr (FWD) {
+            if (f.shift) {
+                mt = -C(INFINITY);
+                d.each([&](C &v, C &) { mt = fmax(mt, v); });
+            }
+            const C sh = mt == -C(INFINITY) ? C(0) : mt;
+            C s = C(0);
+            d.each([&](C &v, C &) {
+                const C e = exp(v - sh);
+                s += e;
+                if (!f.log) v = e; /* kept for the output */
+            });
+            acc.m = mt;
+            acc.s = s;
+        } else {
+            /* 16-bit values: their product is exact in float */
+            double s = 0.0;
+            d.each([&](C &v, C &d1) {
+                s += f.log ? (double)d1
+                           : sizeof(T) == 2 ? (double)(d1 * v) : (double)d1 * (double)v;
+            });
+            acc.s = s;
+        }
+        acc = sm_block_reduce<A, FWD>(acc, slots);
+
+        /* in, then wait for the row's other items */
+        if (t == 0) {
+            part[item] = acc;
+            __threadfence(); /* the partial before the count */
+            if (atomicAdd(&count[g], 1u) != (uint32_t)S - 1u) /* the last one in waits no more */
+                while (*(const volatile uint32_t *)&count[g] < (uint32_t)S) {
+                }
+            __threadfence(); /* the count said every partial is in: read them after it */
+        }
+        __syncthreads();
+        const volatile sm_acc<A> *vp = part + g * S;
+        sm_acc<A> r;
+        r.m = FWD && f.shift ? -A(INFINITY) : A(0);
+        r.s = A(0);
+        for (int i = t; i < S; i += B) {
+            sm_acc<A> q;
+            q.m = FWD ? vp[i].m : A(0);
+            q.s = vp[i].s;
+            r = sm_join<A, FWD>(r, q);
+        }
+        r = sm_block_reduce<A, FWD>(r, slots);
+
+        T *po = out + base;
+        if constexpr (FWD) {
+            /* y = exp(x - max) / sum, from exp(x - mt) */
+            const C log_s = f.log ? log(r.s) : C(0), c = f.log ? C(0) : exp(mt - r.m);
+            d.template store<true>(po, h, f, [&](C v, C) -> C {
+                return f.log ? (v - r.m) - log_s : v * c / r.s;
+            });
+        } else {
+            const C s = (C)r.s;
+            d.template store<true>(po, h, f, [&](C v, C d1) -> C {
+                return f.log ? d1 - exp(v) * s : v * (d1 - s);
+            });
+        }
     }
 }
 
@@ -715,7 +977,7 @@ __global__ void sm_inst_kernel(sm_gen a, const T *in0, const T *in1, T *out,
                 acc, io<T>::ld(in0[img * a.st[0][0] + ch * a.st[0][1] + sm_pos_off(a, 0, s)]),
                 v1, f);
         }
-        const sm_fin<C> fin = sm_finish(sm_block_reduce(acc, slots), f);
+        const sm_fin<C> fin = sm_finish(sm_block_reduce<C, FWD>(acc, slots), f);
         for (int64_t j = threadIdx.x; j < len; j += blockDim.x) {
             const int64_t ch = j / a.s, s = j - ch * a.s;
             C v1 = C(0);
@@ -838,11 +1100,83 @@ static udnnStatus_t sm_launch_rows_reg(const udnn_gpu_context *c, const sm_rows 
     return udnn_gpu_launched();
 }
 
-/* Rows too long for registers: a block per row when there are rows enough
- * to fill the device (a block reads its row twice, the second time likely
- * from cache), else several blocks per row in chunks of 4096 elements or more,
- * as many blocks as a grid-stride launch takes (several waves: a short
- * last one). */
+/* Resident blocks of a kernel per multiprocessor, asked once per process
+ * and kernel (the answer depends only on the kernel and the
+ * architecture). */
+template <class K> static int64_t sm_occupancy(K kernel, int *cached)
+{
+    int n = __atomic_load_n(cached, __ATOMIC_RELAXED);
+    if (n == 0) {
+        if (udnnGpuOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, UDNN_GPU_BLOCK, 0) !=
+                udnnGpuSuccess ||
+            n < 1)
+            n = 1;
+        __atomic_store_n(cached, n, __ATOMIC_RELAXED);
+    }
+    return n;
+}
+
+static size_t sm_align(size_t bytes)
+{
+    return (bytes + 255) & ~(size_t)255;
+}
+
+/* The one-read path (sm_keep_kernel): a row in S items of equal size, S
+ * no more than the resident blocks, the most vectors a thread holds or
+ * fewer where few rows leave blocks idle (SM_KEEP_SPREAD); the counters,
+ * cleared on the stream (nothing allocated, nothing waited for: a graph
+ * can capture it), then the partials in scratch. NOT_SUPPORTED, launching
+ * nothing, where a row needs more items than the grid or scratch is too
+ * small. */
+template <class T, bool FWD, int V>
+static udnnStatus_t sm_launch_keep(const udnn_gpu_context *c, sm_rows r, const T *a, const T *b,
+                                   T *o, sm_cfg<typename io<T>::C> f)
+{
+    typedef typename io<T>::C C;
+    typedef sm_acc<typename sm_keep_acc<C, FWD>::A> P;
+    const int64_t B = UDNN_GPU_BLOCK, E = sm_keep_per<T, FWD, V>::E;
+    static int occupancy;
+    const int64_t grid = c->sm_count * sm_occupancy(sm_keep_kernel<T, FWD, V>, &occupancy);
+    /* whole vectors of a row whose head is 0: the most any row has */
+    const int64_t nv = V > 1 ? r.len / V : r.len;
+    if (nv < 1 || r.len >= ((int64_t)1 << 30) || r.groups >= ((int64_t)1 << 40))
+        return UDNN_STATUS_NOT_SUPPORTED;
+    int64_t S = (nv + B * E - 1) / (B * E);
+    const int64_t spread = grid / r.groups, few_v = B * SM_KEEP_SPREAD;
+    if (S < spread) {
+        /* more, smaller items: SM_KEEP_SPREAD vectors a thread at the least */
+        const int64_t few = (nv + few_v - 1) / few_v;
+        S = spread < few ? spread : few < S ? S : few;
+    }
+    if (S > grid) return UDNN_STATUS_NOT_SUPPORTED;
+    r.chunk = (nv + S * B - 1) / (S * B) * B; /* at most E vectors a thread */
+    r.chunks = (int)((nv + r.chunk - 1) / r.chunk);
+    const size_t counters = sm_align((size_t)r.groups * sizeof(uint32_t));
+    const size_t parts = (size_t)(r.groups * r.chunks) * sizeof(P);
+    if (counters > c->scratch_bytes || parts > c->scratch_bytes - counters)
+        return UDNN_STATUS_NOT_SUPPORTED;
+    uint32_t *count = (uint32_t *)c->scratch;
+    P *part = (P *)((char *)c->scratch + counters);
+    udnnGpuError_t e = udnnGpuMemsetAsync(count, 0, (size_t)r.groups * sizeof(uint32_t), c->stream);
+    if (e != udnnGpuSuccess)
+        return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED, "clearing softmax's counters");
+    const int64_t items = r.groups * r.chunks;
+    const unsigned blocks = (unsigned)(grid < items ? grid : items);
+    void *args[] = {&r, &a, &b, &o, &count, &part, &f};
+    e = udnnGpuLaunchCooperativeKernel(sm_keep_kernel<T, FWD, V>, blocks, UDNN_GPU_BLOCK, args, 0,
+                                       c->stream);
+    if (e != udnnGpuSuccess)
+        return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
+                             "launching softmax's one-read kernel");
+    return UDNN_STATUS_SUCCESS;
+}
+
+/* Rows too long for a team's registers: the one-read path where it runs
+ * (rows that would take a block each only with SM_KEEP_MANY); else a block
+ * per row when there are rows enough to fill the device (a block reads its
+ * row twice, the second time likely from cache), else several blocks per
+ * row in chunks of 4096 elements or more, as many blocks as a grid-stride
+ * launch takes (several waves: a short last one). */
 template <class T, int V>
 static udnnStatus_t sm_launch_rows_blocks(const udnn_gpu_context *c, sm_rows r, const T *a,
                                           const T *b, T *o, sm_cfg<typename io<T>::C> f,
@@ -854,6 +1188,11 @@ static udnnStatus_t sm_launch_rows_blocks(const udnn_gpu_context *c, sm_rows r, 
     const int64_t most = (r.len + 4095) / 4096;
     if (chunks > most) chunks = most;
     if (chunks > 1024) chunks = 1024;
+    if (SM_KEEP_MANY || chunks > 1) {
+        const udnnStatus_t st = fwd ? sm_launch_keep<T, true, V>(c, r, a, b, o, f)
+                                    : sm_launch_keep<T, false, V>(c, r, a, b, o, f);
+        if (st != UDNN_STATUS_NOT_SUPPORTED) return st;
+    }
     if (chunks > 1) {
         /* chunks of whole 16-element steps keep every chunk at the row's phase */
         r.chunk = ((r.len + chunks - 1) / chunks + 15) / 16 * 16;

@@ -31,6 +31,9 @@ typedef struct cudaDeviceProp udnnGpuDeviceProp;
 #define udnnGpuMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define udnnGpuMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
 #define udnnGpuOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
+/* a launch whose blocks are all resident at once (they may wait for each
+ * other); (kernel, grid, block, args, shared bytes, stream) */
+#define udnnGpuLaunchCooperativeKernel cudaLaunchCooperativeKernel
 
 /* 16-bit storage types and their float conversions */
 typedef __half udnnGpuHalf;

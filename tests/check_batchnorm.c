@@ -25,8 +25,13 @@ static const char *const mode_names[] = {"per_activation", "spatial", "spatial_p
 static const int shapes[][6] = {
     {4, 2, 3, 4, 5, 0}, {4, 3, 1, 3, 3, 0}, {4, 1, 5, 3, 4, 0}, {4, 4, 7, 1, 1, 0},
     {4, 3, 3, 5, 1, 0}, {5, 2, 3, 2, 3, 4}, {5, 3, 5, 2, 1, 3}, {5, 1, 1, 2, 3, 2},
+    /* large (test_large): a GPU one-launch group spans several blocks, in
+     * NCHW and NHWC, with 16-byte vectors of channels (C = 16) or not */
+    {4, 32, 4, 32, 32, 0}, {4, 16, 16, 32, 32, 0},
 };
-#define N_SHAPES ((int)(sizeof shapes / sizeof *shapes))
+#define N_ALL_SHAPES ((int)(sizeof shapes / sizeof *shapes))
+#define N_LARGE 2
+#define N_SHAPES (N_ALL_SHAPES - N_LARGE) /* the small ones every test loops over */
 
 static const double eps_default = 1e-3;
 
@@ -421,6 +426,28 @@ START_TEST(test_backward)
     for (int k = 0; k < nb; k++) {
         udnnHandle_t h = tu_handle(be[k]);
         for (int s = 0; s < N_SHAPES; s++) check_backward(h, be[k], mode, t, l, s, plain);
+        udnnDestroy(h);
+    }
+}
+END_TEST
+
+/* Training and backward (with and without saved statistics) on the large
+ * shapes, spatial modes, FLOAT and HALF. */
+START_TEST(test_large)
+{
+    tu_seed_fresh();
+    const int mode = 1 + _i % 2; /* SPATIAL, SPATIAL_PERSISTENT */
+    const udnnDataType_t t = (_i / 2) % 2 ? UDNN_DATA_HALF : UDNN_DATA_FLOAT;
+    const tu_layout l = _i / 4 ? TU_NHWC : TU_NCHW;
+    static const double plain[4] = {1.0, 0.0, 1.0, 0.0};
+    udnnBackend_t be[3];
+    int nb = tu_backends(be);
+    for (int k = 0; k < nb; k++) {
+        udnnHandle_t h = tu_handle(be[k]);
+        for (int s = N_SHAPES; s < N_ALL_SHAPES; s++) {
+            check_training(h, be[k], mode, t, l, s, 1.0, 0.0);
+            check_backward(h, be[k], mode, t, l, s, plain);
+        }
         udnnDestroy(h);
     }
 }
@@ -1150,6 +1177,7 @@ int main(void)
     tcase_add_loop_test(ops, test_hand_backward, 0, N_MODES * N_TYPES);
     tcase_add_loop_test(ops, test_in_place, 0, N_MODES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_finite_differences, 0, N_MODES * N_LAYOUTS);
+    tcase_add_loop_test(ops, test_large, 0, 8);
     suite_add_tcase(s, ops);
 
     TCase *bad = tcase_create("validation");

@@ -137,27 +137,27 @@ static int skip_shape(int s, udnnSoftmaxMode_t mode)
 }
 
 static void describe(char *buf, size_t n, udnnBackend_t be, int algo, int mode,
-                     udnnDataType_t t, tu_layout l, int shape)
+                     udnnDataType_t t, tu_layout l, const char *shape)
 {
-    snprintf(buf, n, "%s %s %s %s %s shape %d", tu_backend_name(be), algo_names[algo],
+    snprintf(buf, n, "%s %s %s %s %s %s", tu_backend_name(be), algo_names[algo],
              mode_names[mode], tu_dtype_name(t), tu_layout_name(l), shape);
 }
 
-/* One shape forward then backward with the given alpha and beta. */
-static void check_problem(udnnHandle_t h, udnnBackend_t be, int algo_i, int mode_i,
-                          udnnDataType_t t, tu_layout l, int s, double alpha, double beta)
+/* One problem of the given dims forward then backward with the given
+ * alpha and beta; `shape` names the dims in messages. */
+static void check_dims(udnnHandle_t h, udnnBackend_t be, int algo_i, int mode_i,
+                       udnnDataType_t t, tu_layout l, int rank, const int *dims,
+                       const char *shape, double alpha, double beta)
 {
     udnnSoftmaxAlgorithm_t algo = algos[algo_i];
     udnnSoftmaxMode_t mode = sm_modes[mode_i];
-    int rank = shapes[s][0];
-    const int *dims = &shapes[s][1];
     tu_tensor x, y, dy, dx;
     tu_tensor_init(&x, h, t, rank, dims, l);
     tu_tensor_init(&y, h, t, rank, dims, l);
     tu_tensor_init(&dy, h, t, rank, dims, l);
     tu_tensor_init(&dx, h, t, rank, dims, l);
-    char what[128];
-    describe(what, sizeof what, be, algo_i, mode_i, t, l, s);
+    char what[160];
+    describe(what, sizeof what, be, algo_i, mode_i, t, l, shape);
     tu_fill_uniform(&x, -4.0, 4.0);
     if (beta != 0.0) {
         tu_fill_uniform(&y, -1.0, 1.0);
@@ -185,6 +185,15 @@ static void check_problem(udnnHandle_t h, udnnBackend_t be, int algo_i, int mode
     tu_tensor_free(&y);
     tu_tensor_free(&dy);
     tu_tensor_free(&dx);
+}
+
+/* Shape s of the table forward then backward. */
+static void check_problem(udnnHandle_t h, udnnBackend_t be, int algo_i, int mode_i,
+                          udnnDataType_t t, tu_layout l, int s, double alpha, double beta)
+{
+    char shape[32];
+    snprintf(shape, sizeof shape, "shape %d", s);
+    check_dims(h, be, algo_i, mode_i, t, l, shapes[s][0], &shapes[s][1], shape, alpha, beta);
 }
 
 /* ---- algo x mode x type x layout ------------------------------------------------------ */
@@ -369,6 +378,33 @@ END_TEST
 
 /* ---- in place -------------------------------------------------------------------------------- */
 
+/* The backward with dx in dy's buffer, then the forward with y in x's. */
+static void check_in_place(udnnHandle_t h, int algo, int mode, udnnDataType_t t, tu_layout l,
+                           int rank, const int *dims, const char *what)
+{
+    char msg[160];
+    tu_tensor x, y, dy;
+    tu_tensor_init(&x, h, t, rank, dims, l);
+    tu_tensor_init(&y, h, t, rank, dims, l);
+    tu_tensor_init(&dy, h, t, rank, dims, l);
+    tu_fill_uniform(&x, -4.0, 4.0);
+    set_y_of_x(&y, algos[algo], sm_modes[mode], &x);
+    tu_fill_uniform(&dy, -1.0, 1.0);
+    double *ref = malloc((size_t)x.count * sizeof *ref);
+    expect_bwd(algos[algo], sm_modes[mode], &y, &dy, ref);
+    tu_ok(run_bwd(h, algos[algo], sm_modes[mode], 1.0, &y, &dy, 0.0, &dy));
+    snprintf(msg, sizeof msg, "%s backward in place", what);
+    tu_check_tensor(&dy, ref, msg);
+    expect_fwd(algos[algo], sm_modes[mode], &x, ref);
+    tu_ok(run_fwd(h, algos[algo], sm_modes[mode], 1.0, &x, 0.0, &x));
+    snprintf(msg, sizeof msg, "%s forward in place", what);
+    tu_check_tensor(&x, ref, msg);
+    free(ref);
+    tu_tensor_free(&x);
+    tu_tensor_free(&y);
+    tu_tensor_free(&dy);
+}
+
 START_TEST(test_in_place)
 {
     tu_seed_fresh();
@@ -380,24 +416,43 @@ START_TEST(test_in_place)
     int nb = tu_backends(be);
     for (int b = 0; b < nb; b++) {
         udnnHandle_t h = tu_handle(be[b]);
-        tu_tensor x, y, dy;
-        tu_tensor_init(&x, h, t, 5, dims, l);
-        tu_tensor_init(&y, h, t, 5, dims, l);
-        tu_tensor_init(&dy, h, t, 5, dims, l);
-        tu_fill_uniform(&x, -4.0, 4.0);
-        set_y_of_x(&y, algos[algo], sm_modes[mode], &x);
-        tu_fill_uniform(&dy, -1.0, 1.0);
-        double *ref = malloc((size_t)x.count * sizeof *ref);
-        expect_bwd(algos[algo], sm_modes[mode], &y, &dy, ref);
-        tu_ok(run_bwd(h, algos[algo], sm_modes[mode], 1.0, &y, &dy, 0.0, &dy));
-        tu_check_tensor(&dy, ref, "backward in place");
-        expect_fwd(algos[algo], sm_modes[mode], &x, ref);
-        tu_ok(run_fwd(h, algos[algo], sm_modes[mode], 1.0, &x, 0.0, &x));
-        tu_check_tensor(&x, ref, "forward in place");
-        free(ref);
-        tu_tensor_free(&x);
-        tu_tensor_free(&y);
-        tu_tensor_free(&dy);
+        check_in_place(h, algo, mode, t, l, 5, dims, "");
+        udnnDestroy(h);
+    }
+}
+END_TEST
+
+/* ---- long rows --------------------------------------------------------------------------------- */
+
+/* Rows longer than a team of lanes holds in registers: INSTANCE over 5 x
+ * 64 x 64 = 20480 elements, and over 5 x 63 x 65 (rows at every offset
+ * from a 16-byte boundary); INSTANCE and CHANNEL over 20003 channels (NHWC:
+ * contiguous channels). The GPU backend holds them in the registers of
+ * several blocks, or splits them over blocks. */
+static const int long_shapes[][5] = {{4, 3, 5, 64, 64}, {4, 3, 5, 63, 65}, {4, 2, 20003, 1, 3}};
+#define N_LONG ((int)(sizeof long_shapes / sizeof *long_shapes))
+
+START_TEST(test_long_rows)
+{
+    tu_seed_fresh();
+    int algo = _i % N_ALGOS;
+    udnnDataType_t t = tu_float_types[(_i / N_ALGOS) % N_TYPES];
+    tu_layout l = _i / (N_ALGOS * N_TYPES) ? TU_NHWC : TU_NCHW;
+    udnnBackend_t be[3];
+    int nb = tu_backends(be);
+    for (int b = 0; b < nb; b++) {
+        udnnHandle_t h = tu_handle(be[b]);
+        for (int s = 0; s < N_LONG; s++) {
+            const int rank = long_shapes[s][0], *dims = &long_shapes[s][1];
+            char shape[48];
+            snprintf(shape, sizeof shape, "%dx%dx%dx%d", dims[0], dims[1], dims[2], dims[3]);
+            for (int mode = 0; mode < N_MODES; mode++) {
+                if (sm_modes[mode] == UDNN_SOFTMAX_MODE_CHANNEL && dims[1] < 1000) continue;
+                check_dims(h, be[b], algo, mode, t, l, rank, dims, shape, 1.0, 0.0);
+                check_dims(h, be[b], algo, mode, t, l, rank, dims, shape, -1.25, 0.5);
+                check_in_place(h, algo, mode, t, l, rank, dims, shape);
+            }
+        }
         udnnDestroy(h);
     }
 }
@@ -667,6 +722,7 @@ int main(void)
     tcase_add_loop_test(ops, test_single_channel, 0, N_ALGOS * N_TYPES);
     tcase_add_loop_test(ops, test_large_inputs, 0, 2 * N_TYPES);
     tcase_add_loop_test(ops, test_in_place, 0, N_ALGOS * N_MODES * N_LAYOUTS);
+    tcase_add_loop_test(ops, test_long_rows, 0, N_ALGOS * N_TYPES * 2);
     tcase_add_loop_test(ops, test_finite_differences, 0, N_ALGOS * N_MODES * N_LAYOUTS);
     suite_add_tcase(s, ops);
 
