@@ -1307,11 +1307,6 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, BN_KEEP_MIN)
 
 /* ---- host side ---------------------------------------------------------------------------- */
 
-static size_t bn_align(size_t bytes)
-{
-    return (bytes + 255) & ~(size_t)255;
-}
-
 template <class T> static bn_side<T> bn_side_of(const udnn_bn_problem *p)
 {
     typedef typename bn_param<T>::P P;
@@ -1362,7 +1357,7 @@ static int bn_plan_reduce(const udnn_gpu_context *c, const bn_geom *g, int K, si
     if (splits > by_work) splits = by_work;
     if (splits > 65535) splits = 65535;
     if (splits < 1) splits = 1;
-    const size_t per_split = bn_align((size_t)K * (size_t)g->F * elem);
+    const size_t per_split = udnn_gpu_align256((size_t)K * (size_t)g->F * elem);
     if (reserved + per_split > c->scratch_bytes) return 0;
     const int64_t room = (int64_t)((c->scratch_bytes - reserved) / per_split);
     if (splits > room) splits = room;
@@ -1389,22 +1384,6 @@ static int bn_dense_div(const udnn_bn_problem *p, const udnn_tensor *const *ts, 
     return 1;
 }
 
-/* Resident blocks of a kernel per multiprocessor, asked once per process
- * and kernel (the answer depends only on the kernel, its shared memory and
- * the architecture). */
-template <class K> static int64_t bn_occupancy(K kernel, size_t smem, int *cached)
-{
-    int n = __atomic_load_n(cached, __ATOMIC_RELAXED);
-    if (n == 0) {
-        if (udnnGpuOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, UDNN_GPU_BLOCK, smem) !=
-                udnnGpuSuccess ||
-            n < 1)
-            n = 1;
-        __atomic_store_n(cached, n, __ATOMIC_RELAXED);
-    }
-    return n;
-}
-
 /* The most shared memory bn_apply_dense's FUSE takes for its table. */
 #define BN_FUSE_TABLE ((size_t)16 << 10)
 
@@ -1421,8 +1400,9 @@ static void bn_launch_apply(const udnn_gpu_context *c,
         if (FUSE) {
             /* one wave, so that each block computes the table once */
             static int occupancy;
-            const int64_t wave = c->sm_count * bn_occupancy(bn_apply_dense<T, I, BWD, FUSE>,
-                                                            BN_FUSE_TABLE, &occupancy);
+            const int64_t wave =
+                c->sm_count * udnn_gpu_occupancy(bn_apply_dense<T, I, BWD, FUSE>,
+                                                 UDNN_GPU_BLOCK, BN_FUSE_TABLE, &occupancy);
             if ((int64_t)blocks > wave) blocks = (unsigned)wave;
         }
         if (a.vec && a.div == 1) {
@@ -1551,8 +1531,8 @@ static udnnStatus_t bn_statistics(const udnn_gpu_context *c, const udnn_bn_probl
 {
     typedef typename bn_acc<T, BWD>::A C;
     typedef typename bn_sum<T>::S S;
-    const size_t coef_bytes = bn_align((size_t)BN_NCOEF * g->F * sizeof(C));
-    const size_t shift_bytes = bn_align((size_t)g->F * sizeof(S));
+    const size_t coef_bytes = udnn_gpu_align256((size_t)BN_NCOEF * g->F * sizeof(C));
+    const size_t shift_bytes = udnn_gpu_align256((size_t)g->F * sizeof(S));
     /* pass 1 walks items: single members, or 16-byte vectors of them (with
      * 32-bit indices only: the 64-bit kernel reads one member per item) */
     bn_geom items = *g;
@@ -1616,8 +1596,8 @@ static bool bn_flow_scratch(const udnn_gpu_context *c,
 {
     typedef typename bn_acc<T, BWD>::A C;
     typedef bn_flow_lanes<T, ROWS, W> G;
-    *counters = bn_align((size_t)(1 + 2 * groups) * sizeof(uint32_t));
-    const size_t coef = bn_align((size_t)BN_NCOEF * a.F * sizeof(C));
+    *counters = udnn_gpu_align256((size_t)(1 + 2 * groups) * sizeof(uint32_t));
+    const size_t coef = udnn_gpu_align256((size_t)BN_NCOEF * a.F * sizeof(C));
     const size_t partial = (size_t)a.NR * K * G::FG * sizeof(double);
     if (*counters + coef + partial > c->scratch_bytes) return false;
     char *scratch = (char *)c->scratch;
@@ -1632,7 +1612,8 @@ static bool bn_flow_scratch(const udnn_gpu_context *c,
 /* bn_keep where `keep` and each group's items fit in the resident
  * blocks, else bn_flow where `flow`; NOT_SUPPORTED, launching nothing,
  * where neither runs, the partials do not fit in scratch or the items in
- * 32 bits. */
+ * 32 bits (bn_keep's partials are never more than bn_flow's: its items
+ * are larger). */
 template <class T, int K, bool BWD, bool ROWS, int W>
 static udnnStatus_t bn_flow_go(const udnn_gpu_context *c,
                                bn_flow_args<T, typename bn_acc<T, BWD>::A> a, bool keep,
@@ -1640,51 +1621,48 @@ static udnnStatus_t bn_flow_go(const udnn_gpu_context *c,
 {
     typedef bn_flow_lanes<T, ROWS, W> G;
     const int64_t groups = ROWS ? (a.F + G::FG - 1) / G::FG : a.F;
-    size_t counters;
-    static int keep_occupancy;
+    static int keep_occupancy, flow_occupancy;
     const int64_t keep_grid =
-        c->sm_count * bn_occupancy(bn_keep<T, K, BWD, ROWS, W>, 0, &keep_occupancy);
+        c->sm_count * udnn_gpu_occupancy(bn_keep<T, K, BWD, ROWS, W>, UDNN_GPU_BLOCK, 0,
+                                          &keep_occupancy);
     const int64_t keep_chunk = (int64_t)G::STEP * bn_keep_loads<BWD>::U;
     const int64_t keep_S = (a.loads + keep_chunk - 1) / keep_chunk;
-    if (keep && keep_S <= keep_grid && groups * keep_S < ((int64_t)1 << 30)) {
+    keep = keep && keep_S <= keep_grid;
+    if (keep) {
         /* slices of equal size, so that a group's items end together */
         const int64_t per_thread = (a.loads + keep_S * G::STEP - 1) / (keep_S * G::STEP);
         a.chunk = per_thread * G::STEP;
-        a.S = (uint32_t)((a.loads + a.chunk - 1) / a.chunk);
-        a.NR = (uint32_t)(groups * a.S);
-        if (bn_flow_scratch<T, K, BWD, ROWS, W>(c, a, groups, &counters)) {
-            udnnGpuError_t e = udnnGpuMemsetAsync(a.ticket, 0, counters, c->stream);
-            if (e != udnnGpuSuccess)
-                return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
-                                     "clearing batch norm's counters");
-            const int64_t blocks = keep_grid < a.NR ? keep_grid : a.NR;
-            void *args[] = {&a};
-            e = udnnGpuLaunchCooperativeKernel(bn_keep<T, K, BWD, ROWS, W>, (unsigned)blocks,
-                                               UDNN_GPU_BLOCK, args, 0, c->stream);
-            if (e != udnnGpuSuccess)
-                return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
-                                     "launching batch norm's one-read kernel");
-            return UDNN_STATUS_SUCCESS;
-        }
+    } else {
+        if (!flow) return UDNN_STATUS_NOT_SUPPORTED;
+        a.chunk = (int64_t)G::STEP * BN_FLOW_LOADS;
     }
-    if (!flow) return UDNN_STATUS_NOT_SUPPORTED;
-    a.chunk = (int64_t)G::STEP * BN_FLOW_LOADS;
     const int64_t S = (a.loads + a.chunk - 1) / a.chunk, NR = groups * S;
     if (NR >= ((int64_t)1 << 30)) return UDNN_STATUS_NOT_SUPPORTED;
     a.S = (uint32_t)S;
     a.NR = (uint32_t)NR;
+    size_t counters;
     if (!bn_flow_scratch<T, K, BWD, ROWS, W>(c, a, groups, &counters))
         return UDNN_STATUS_NOT_SUPPORTED;
-    static int occupancy;
-    int64_t per_sm = bn_occupancy(bn_flow<T, K, BWD, ROWS, W>, 0, &occupancy);
+    udnnGpuError_t e = udnnGpuMemsetAsync(a.ticket, 0, counters, c->stream);
+    if (e != udnnGpuSuccess)
+        return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED, "clearing batch norm's counters");
+    if (keep) {
+        const int64_t blocks = keep_grid < NR ? keep_grid : NR;
+        void *args[] = {&a};
+        e = udnnGpuLaunchCooperativeKernel(bn_keep<T, K, BWD, ROWS, W>, (unsigned)blocks,
+                                           UDNN_GPU_BLOCK, args, 0, c->stream);
+        if (e != udnnGpuSuccess)
+            return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
+                                 "launching batch norm's one-read kernel");
+        return UDNN_STATUS_SUCCESS;
+    }
+    int64_t per_sm =
+        udnn_gpu_occupancy(bn_flow<T, K, BWD, ROWS, W>, UDNN_GPU_BLOCK, 0, &flow_occupancy);
     if (per_sm > BN_FLOW_BLOCKS) per_sm = BN_FLOW_BLOCKS;
     const int64_t resident = c->sm_count * per_sm;
     const int64_t lag = S + resident * BN_FLOW_LAG;
     a.lag = (uint32_t)(lag < NR ? lag : NR);
     const int64_t blocks = resident < 2 * NR ? resident : 2 * NR;
-    const udnnGpuError_t e = udnnGpuMemsetAsync(a.ticket, 0, counters, c->stream);
-    if (e != udnnGpuSuccess)
-        return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED, "clearing batch norm's counters");
     bn_flow<T, K, BWD, ROWS, W><<<(unsigned)blocks, UDNN_GPU_BLOCK, 0, c->stream>>>(a);
     return udnn_gpu_launched();
 }

@@ -271,6 +271,30 @@ static inline unsigned udnn_gpu_grid(const udnn_gpu_context *c, int64_t n)
     return blocks < 1 ? 1u : (unsigned)blocks;
 }
 
+/* Resident blocks of `block` threads (and smem dynamic shared bytes) of a
+ * kernel per multiprocessor, asked once per process and call site
+ * (*cached, zero at first: the answer depends only on the kernel, its
+ * shape and the architecture); 1 when the runtime cannot tell. */
+template <class K>
+static inline int64_t udnn_gpu_occupancy(K kernel, int block, size_t smem, int *cached)
+{
+    int n = __atomic_load_n(cached, __ATOMIC_RELAXED);
+    if (n == 0) {
+        if (udnnGpuOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, block, smem) !=
+                udnnGpuSuccess ||
+            n < 1)
+            n = 1;
+        __atomic_store_n(cached, n, __ATOMIC_RELAXED);
+    }
+    return n;
+}
+
+/* bytes rounded up to 256, the alignment of regions carved from scratch. */
+static inline size_t udnn_gpu_align256(size_t bytes)
+{
+    return (bytes + 255) & ~(size_t)255;
+}
+
 /* The status of the last launch, with the runtime's message on failure. */
 static inline udnnStatus_t udnn_gpu_launched(void)
 {

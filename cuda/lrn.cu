@@ -795,21 +795,6 @@ static unsigned lrn_blocks(const udnn_gpu_context *c, int64_t items, int block)
     return b < 1 ? 1u : (unsigned)b;
 }
 
-/* Resident blocks of a kernel per multiprocessor, asked once per process
- * and kernel (the answer depends only on the kernel and the architecture). */
-template <class K> static int64_t lrn_occupancy(K kernel, int block, int *cached)
-{
-    int n = __atomic_load_n(cached, __ATOMIC_RELAXED);
-    if (n == 0) {
-        if (udnnGpuOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, block, 0) !=
-                udnnGpuSuccess ||
-            n < 1)
-            n = 1;
-        __atomic_store_n(cached, n, __ATOMIC_RELAXED);
-    }
-    return n;
-}
-
 /* Channel segments per column for a walk of `cols` columns when `resident`
  * threads fit on the device at once. Each thread walks a whole segment, so
  * the threads of one wave end together: too few columns leave the device
@@ -924,7 +909,7 @@ static void lrn_fwd_walk_go(const udnn_gpu_context *c, const lrn_geom &g, int in
     typedef lrn_chunk<T, NB + NA> ch;
     const auto kernel = lrn_fwd_walk_kernel<T, P, ch::FWD_U, ch::FWD_A, NB, NA, FULL, PK>;
     static int occupancy;
-    const int64_t per_sm = lrn_occupancy(kernel, LRN_WALK_BLOCK, &occupancy);
+    const int64_t per_sm = udnn_gpu_occupancy(kernel, LRN_WALK_BLOCK, 0, &occupancy);
     const lrn_walk a = lrn_walk_of(c, g, P, ch::FWD_U, NB + NA, in_place, per_sm);
     kernel<<<lrn_blocks(c, a.items, LRN_WALK_BLOCK), LRN_WALK_BLOCK, 0, c->stream>>>(
         a, (const T *)p->x_ptr, (T *)p->out_ptr, f);
@@ -939,7 +924,7 @@ static void lrn_bwd_walk_go(const udnn_gpu_context *c, const lrn_geom &g, int in
     const auto kernel =
         lrn_bwd_walk_kernel<T, Q, ch::BWD_U, ch::BWD_A, NB, NA, FULL, PK, ch::BWD_MINB>;
     static int occupancy;
-    const int64_t per_sm = lrn_occupancy(kernel, LRN_WALK_BLOCK, &occupancy);
+    const int64_t per_sm = udnn_gpu_occupancy(kernel, LRN_WALK_BLOCK, 0, &occupancy);
     const lrn_walk a = lrn_walk_of(c, g, Q, ch::BWD_U, NB + NA, in_place, per_sm);
     kernel<<<lrn_blocks(c, a.items, LRN_WALK_BLOCK), LRN_WALK_BLOCK, 0, c->stream>>>(
         a, (const T *)p->x_ptr, (const T *)p->y_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr, f);

@@ -1004,14 +1004,8 @@ static int64_t nm_bwd_rows_launch(const udnn_gpu_context *c, const nm_row_args<T
     static int cached[16];
     int i = 0;
     while ((1 << i) < tw) i++;
-    int n = __atomic_load_n(&cached[i], __ATOMIC_RELAXED);
-    if (n == 0) {
-        if (udnnGpuOccupancyMaxActiveBlocksPerMultiprocessor(&n, nm_bwd_rows<T, V, COLS, R, PF>,
-                                                             tw * th, smem) != udnnGpuSuccess ||
-            n < 1)
-            n = 1;
-        __atomic_store_n(&cached[i], n, __ATOMIC_RELAXED);
-    }
+    const int64_t n =
+        udnn_gpu_occupancy(nm_bwd_rows<T, V, COLS, R, PF>, tw * th, smem, &cached[i]);
     int64_t blocks = (a.nsets + (int64_t)th * R - 1) / ((int64_t)th * R);
     if (blocks > (int64_t)n * c->sm_count) blocks = (int64_t)n * c->sm_count;
     if (blocks > room) blocks = room;

@@ -473,20 +473,12 @@ static int64_t pick_splits(int64_t nob, int64_t cap, int64_t smax)
     return best;
 }
 
-/* Resident blocks of a kernel per multiprocessor, asked once per process
- * (the answer depends only on the kernel and the architecture). */
+/* Resident blocks of reduce_pass per multiprocessor, asked once per
+ * process. */
 template <class T, class M, int OP, int VJ, int VO> static int64_t pass_occupancy(void)
 {
-    static int cached = 0;
-    int n = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    if (n == 0) {
-        if (udnnGpuOccupancyMaxActiveBlocksPerMultiprocessor(
-                &n, reduce_pass<T, M, OP, VJ, VO>, UDNN_GPU_BLOCK, 0) != udnnGpuSuccess ||
-            n < 1)
-            n = 1;
-        __atomic_store_n(&cached, n, __ATOMIC_RELAXED);
-    }
-    return n;
+    static int cached;
+    return udnn_gpu_occupancy(reduce_pass<T, M, OP, VJ, VO>, UDNN_GPU_BLOCK, 0, &cached);
 }
 
 template <class T, class M, int OP, int VJ, int VO>

@@ -1100,27 +1100,6 @@ static udnnStatus_t sm_launch_rows_reg(const udnn_gpu_context *c, const sm_rows 
     return udnn_gpu_launched();
 }
 
-/* Resident blocks of a kernel per multiprocessor, asked once per process
- * and kernel (the answer depends only on the kernel and the
- * architecture). */
-template <class K> static int64_t sm_occupancy(K kernel, int *cached)
-{
-    int n = __atomic_load_n(cached, __ATOMIC_RELAXED);
-    if (n == 0) {
-        if (udnnGpuOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, UDNN_GPU_BLOCK, 0) !=
-                udnnGpuSuccess ||
-            n < 1)
-            n = 1;
-        __atomic_store_n(cached, n, __ATOMIC_RELAXED);
-    }
-    return n;
-}
-
-static size_t sm_align(size_t bytes)
-{
-    return (bytes + 255) & ~(size_t)255;
-}
-
 /* The one-read path (sm_keep_kernel): a row in S items of equal size, S
  * no more than the resident blocks, the most vectors a thread holds or
  * fewer where few rows leave blocks idle (SM_KEEP_SPREAD); the counters,
@@ -1136,7 +1115,8 @@ static udnnStatus_t sm_launch_keep(const udnn_gpu_context *c, sm_rows r, const T
     typedef sm_acc<typename sm_keep_acc<C, FWD>::A> P;
     const int64_t B = UDNN_GPU_BLOCK, E = sm_keep_per<T, FWD, V>::E;
     static int occupancy;
-    const int64_t grid = c->sm_count * sm_occupancy(sm_keep_kernel<T, FWD, V>, &occupancy);
+    const int64_t grid = c->sm_count * udnn_gpu_occupancy(sm_keep_kernel<T, FWD, V>,
+                                                     UDNN_GPU_BLOCK, 0, &occupancy);
     /* whole vectors of a row whose head is 0: the most any row has */
     const int64_t nv = V > 1 ? r.len / V : r.len;
     if (nv < 1 || r.len >= ((int64_t)1 << 30) || r.groups >= ((int64_t)1 << 40))
@@ -1151,7 +1131,7 @@ static udnnStatus_t sm_launch_keep(const udnn_gpu_context *c, sm_rows r, const T
     if (S > grid) return UDNN_STATUS_NOT_SUPPORTED;
     r.chunk = (nv + S * B - 1) / (S * B) * B; /* at most E vectors a thread */
     r.chunks = (int)((nv + r.chunk - 1) / r.chunk);
-    const size_t counters = sm_align((size_t)r.groups * sizeof(uint32_t));
+    const size_t counters = udnn_gpu_align256((size_t)r.groups * sizeof(uint32_t));
     const size_t parts = (size_t)(r.groups * r.chunks) * sizeof(P);
     if (counters > c->scratch_bytes || parts > c->scratch_bytes - counters)
         return UDNN_STATUS_NOT_SUPPORTED;
