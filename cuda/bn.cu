@@ -1024,34 +1024,69 @@ __device__ __forceinline__ bn_flow_at bn_flow_locate(const bn_flow_args<T, C> &a
     return at;
 }
 
-/* The thread's U loads of x (and dy) for an item; LAST: their last read. */
-template <class T, bool BWD, bool ROWS, int W, int U, bool LAST, class C>
+/* Where the loads of an item beyond a thread's U registers are held:
+ * H more of each tensor in shared memory (bn_keep), copied without
+ * passing through registers, each read back only by the thread that
+ * copied it. held: the thread's first, the next a block's width on; dy's
+ * after x's H. */
+template <class T, int W, int H> struct bn_held {
+    static_assert(H == 0 || W * sizeof(T) == 16, "held loads are 16 bytes");
+    bn_pack<T, W> *at;
+};
+
+/* Load u of a thread holding U in registers and the rest in `h`; t: which
+ * tensor (0 x, 1 dy). */
+template <int U, int H, class T, int W>
+__device__ __forceinline__ bn_pack<T, W> *bn_held_slot(const bn_held<T, W, H> &h, int u, int t)
+{
+    return h.at + (int64_t)(t * H + u - U) * UDNN_GPU_BLOCK;
+}
+
+/* The thread's U + H loads of x (and dy) for an item, U into registers, H
+ * into shared memory; LAST: their last read. */
+template <class T, bool BWD, bool ROWS, int W, int U, bool LAST, int H = 0, class C>
 __device__ __forceinline__ void bn_flow_load(const bn_flow_args<T, C> &a, const bn_flow_at &at,
                                              bn_pack<T, W> (&xr)[U],
-                                             bn_pack<T, W> (&gr)[BWD ? U : 1])
+                                             bn_pack<T, W> (&gr)[BWD ? U : 1],
+                                             bn_held<T, W, H> held = {})
 {
     typedef bn_flow_lanes<T, ROWS, W> G;
 #pragma unroll
-    for (int u = 0; u < U; u++) {
+    for (int u = 0; u < U + H; u++) {
         const int64_t pos = at.p0 + (int64_t)u * G::STEP;
         if (at.valid && pos < at.p1) {
             const int64_t off = bn_flow_off<ROWS, W>(a, at.g, at.f0, pos);
-            xr[u] = bn_get<T, W, LAST>(a.x + off);
-            if constexpr (BWD) gr[u] = bn_get<T, W, LAST>(a.dy + off);
+            if (u >= U) {
+                udnnGpuCopyAsync16(bn_held_slot<U>(held, u, 0), a.x + off);
+                if constexpr (BWD) udnnGpuCopyAsync16(bn_held_slot<U>(held, u, 1), a.dy + off);
+            } else {
+                xr[u] = bn_get<T, W, LAST>(a.x + off);
+                if constexpr (BWD) gr[u] = bn_get<T, W, LAST>(a.dy + off);
+            }
         }
     }
+}
+
+/* Load u of x (t 0) or dy (t 1): from the registers or the held. */
+template <int U, int H, class T, int W>
+__device__ __forceinline__ bn_pack<T, W> bn_pick(const bn_pack<T, W> (&r)[U > 0 ? U : 1],
+                                                 const bn_held<T, W, H> &held, int u, int t)
+{
+    return u < U ? r[u < U ? u : 0] /* in bounds where not taken too */
+                 : *bn_held_slot<U>(held, u, t);
 }
 
 /* The sums of an item's loads: each thread's over its positions, the
  * warp's over its lanes (bn_warp_spread), the block's over its warps in
  * order, into the item's partials; then the group's count of items summed,
  * and its finishing by the last. */
-template <class T, int K, bool BWD, bool ROWS, int W, int U, bool KEEP, class C>
+template <class T, int K, bool BWD, bool ROWS, int W, int U, bool KEEP, int H = 0, class C>
 __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_t item,
                                             const bn_flow_at &at,
                                             bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> &sm,
                                             const bn_pack<T, W> (&xr)[U],
-                                            const bn_pack<T, W> (&gr)[BWD ? U : 1])
+                                            const bn_pack<T, W> (&gr)[BWD ? U : 1],
+                                            bn_held<T, W, H> held = {})
 {
     typedef bn_flow_lanes<T, ROWS, W> G;
     constexpr int FG = G::FG, L = G::L, NF = G::NF, NV = NF * K;
@@ -1065,25 +1100,30 @@ __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_
 #pragma unroll
     for (int i = 0; i < NV; i++) acc[i] = 0.0;
 #pragma unroll
-    for (int u = 0; u < U; u++)
-        if (at.valid && at.p0 + (int64_t)u * G::STEP < at.p1)
+    for (int u = 0; u < U + H; u++) {
+        if (H > 0 && u == U) udnnGpuCopyAsyncWait(); /* the held have landed */
+        if (!at.valid || at.p0 + (int64_t)u * G::STEP >= at.p1) continue;
+        const bn_pack<T, W> xv = bn_pick<U>(xr, held, u, 0);
+        bn_pack<T, W> gv;
+        if constexpr (BWD) gv = bn_pick<U>(gr, held, u, 1);
 #pragma unroll
-            for (int e = 0; e < W; e++) {
-                const int v = ROWS ? e : 0;
-                const double d = (double)io<T>::ld(xr[u].v[e]) - (double)shift[v];
-                if constexpr (BWD) {
-                    const double dy = (double)io<T>::ld(gr[u].v[e]);
-                    acc[v * K] += dy;
-                    acc[v * K + 1] += dy * d;
-                    if constexpr (K == 4) {
-                        acc[v * K + 2] += d;
-                        acc[v * K + 3] += d * d;
-                    }
-                } else {
-                    acc[v * K] += d;
-                    acc[v * K + 1] += d * d;
+        for (int e = 0; e < W; e++) {
+            const int v = ROWS ? e : 0;
+            const double d = (double)io<T>::ld(xv.v[e]) - (double)shift[v];
+            if constexpr (BWD) {
+                const double dy = (double)io<T>::ld(gv.v[e]);
+                acc[v * K] += dy;
+                acc[v * K + 1] += dy * d;
+                if constexpr (K == 4) {
+                    acc[v * K + 2] += d;
+                    acc[v * K + 3] += d * d;
                 }
+            } else {
+                acc[v * K] += d;
+                acc[v * K + 1] += d * d;
             }
+        }
+    }
     int n = NV, first = 0;
     bool dup = false;
     bn_warp_spread<NV, NV, 6>(acc, L, tid % udnnGpuWarpSize, n, first, dup);
@@ -1132,11 +1172,12 @@ __device__ __forceinline__ void bn_flow_reduce(const bn_flow_args<T, C> &a, uint
 
 /* An item's output from its loads, once its group's coefficients are
  * ready; `own`: this block finished the group, and they are in sm.kc. */
-template <class T, int K, bool BWD, bool ROWS, int W, int U, class C>
+template <class T, int K, bool BWD, bool ROWS, int W, int U, int H = 0, class C>
 __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const bn_flow_at &at,
                                               bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> &sm,
                                               const bn_pack<T, W> (&xr)[U],
-                                              const bn_pack<T, W> (&gr)[BWD ? U : 1], bool own)
+                                              const bn_pack<T, W> (&gr)[BWD ? U : 1], bool own,
+                                              bn_held<T, W, H> held = {})
 {
     typedef typename io<T>::C S;
     typedef bn_flow_lanes<T, ROWS, W> G;
@@ -1168,17 +1209,20 @@ __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const
         kc[v].d = sm.kc[4 * FG + fl];
     }
 #pragma unroll
-    for (int u = 0; u < U; u++) {
+    for (int u = 0; u < U + H; u++) {
         const int64_t pos = at.p0 + (int64_t)u * G::STEP;
         if (pos < at.p1) {
             T *out = a.out + bn_flow_off<ROWS, W>(a, g, at.f0, pos);
+            const bn_pack<T, W> xv = bn_pick<U>(xr, held, u, 0);
+            bn_pack<T, W> gv;
+            if constexpr (BWD) gv = bn_pick<U>(gr, held, u, 1);
             bn_pack<T, W> o;
             if (blend) o = bn_get<T, W, false>(out); /* rare: read it late */
 #pragma unroll
             for (int e = 0; e < W; e++) {
                 const bn_coef<C> &k = kc[ROWS ? e : 0];
-                const C v = bn_value<C, BWD>(k, (C)io<T>::ld(xr[u].v[e]),
-                                             BWD ? (C)io<T>::ld(gr[u].v[e]) : C(0));
+                const C v = bn_value<C, BWD>(k, (C)io<T>::ld(xv.v[e]),
+                                             BWD ? (C)io<T>::ld(gv.v[e]) : C(0));
                 const C old = blend ? (C)io<T>::ld(o.v[e]) : C(0);
                 o.v[e] = io<T>::st((S)bn_blend(v, a.alpha, a.beta, old));
             }
@@ -1254,12 +1298,18 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, BWD ? BN_FLOW_MIN_BWD : BN_FLO
  * older (the oldest group always finishes). Same bits as bn_flow: the same
  * sums in the same order.
  *
- * Measured on the H100 (64 x 256 x 56 x 56, copy 2743 GB/s): f32 NCHW
- * training 2083 GB/s (bn_flow 1875), backward 1931 (1894); the blocks of
- * a team load, then wait, then store together, so memory idles part of
- * each item. Loading the next item into a second set of registers while
- * finishing one ran slower (1411: half the registers an item), as did 4
- * smaller blocks per multiprocessor (1910) and pausing between polls. */
+ * An item is a thread's registers' worth and, for 16-byte loads, as many
+ * again in shared memory (bn_held): fewer, larger items, so fewer rounds
+ * of load, wait and store.
+ *
+ * Measured on the H100 (64 x 256 x 56 x 56, copy 2760 GB/s): f32 NCHW
+ * training 2260 GB/s (registers alone 2031, bn_flow 1875), backward 2083
+ * (1860, 1894); the blocks of a team load, then wait, then store
+ * together, so memory idles part of each item. Loading the next item into
+ * a second set of registers while finishing one ran slower (1411: half the
+ * registers an item), as did 4 smaller blocks per multiprocessor (1910),
+ * pausing between polls, and summing each load in float before double
+ * (no faster; f16 NHWC training 830 against 1175). */
 
 /* Tuning, at compile time: the 16-byte loads of each tensor a thread
  * holds for an item (training; backward holds x and dy); the fewest
@@ -1277,8 +1327,29 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, BWD ? BN_FLOW_MIN_BWD : BN_FLO
 #define BN_KEEP_TEAMS 1
 #endif
 
-template <bool BWD> struct bn_keep_loads {
+/* the loads of each tensor held in shared memory besides, for 16-byte
+ * loads; channels innermost (ROWS) apart: H100, 64 x 256 x 56 x 56, f16
+ * NHWC training 1164 GB/s with 16, 1004 with 24 */
+#ifndef BN_KEEP_HELD_FWD
+#define BN_KEEP_HELD_FWD 24
+#endif
+#ifndef BN_KEEP_HELD_BWD
+#define BN_KEEP_HELD_BWD 12
+#endif
+#ifndef BN_KEEP_HELD_ROWS_FWD
+#define BN_KEEP_HELD_ROWS_FWD 16
+#endif
+#ifndef BN_KEEP_HELD_ROWS_BWD
+#define BN_KEEP_HELD_ROWS_BWD 8
+#endif
+
+template <class T, bool BWD, bool ROWS, int W> struct bn_keep_loads {
     static constexpr int U = BWD ? BN_KEEP_LOADS_BWD : BN_KEEP_LOADS_FWD;
+    static constexpr int H = W * sizeof(T) != 16 ? 0
+                             : ROWS ? (BWD ? BN_KEEP_HELD_ROWS_BWD : BN_KEEP_HELD_ROWS_FWD)
+                                    : (BWD ? BN_KEEP_HELD_BWD : BN_KEEP_HELD_FWD);
+    /* a block's dynamic shared memory */
+    static constexpr size_t SHARED = (size_t)H * (BWD ? 2 : 1) * 16 * UDNN_GPU_BLOCK;
 };
 
 template <class T, int K, bool BWD, bool ROWS, int W>
@@ -1286,8 +1357,11 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, BN_KEEP_MIN)
     bn_keep(bn_flow_args<T, typename bn_acc<T, BWD>::A> a)
 {
     typedef typename bn_acc<T, BWD>::A C;
-    constexpr int U = bn_keep_loads<BWD>::U;
+    typedef bn_keep_loads<T, BWD, ROWS, W> L;
+    constexpr int U = L::U, H = L::H;
     __shared__ bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> sm;
+    extern __shared__ uint4 bn_keep_shared[];
+    const bn_held<T, W, H> held = {(bn_pack<T, W> *)bn_keep_shared + threadIdx.x};
     /* TEAMS: the grid is teams of S blocks, block m of a team taking slice
      * m of the team's groups, so that a team waits only for itself and
      * teams drift apart (some load while others wait or store); else
@@ -1298,9 +1372,10 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, BN_KEEP_MIN)
     for (; item < a.NR; item += step) {
         const bn_flow_at at = bn_flow_locate<T, ROWS, W>(a, item);
         bn_pack<T, W> xr[U], gr[BWD ? U : 1];
-        bn_flow_load<T, BWD, ROWS, W, U, true>(a, at, xr, gr);
-        bn_flow_sum<T, K, BWD, ROWS, W, U, true>(a, item, at, sm, xr, gr);
-        bn_flow_write<T, K, BWD, ROWS, W, U>(a, at, sm, xr, gr, BN_KEEP_SELF || sm.last);
+        bn_flow_load<T, BWD, ROWS, W, U, true, H>(a, at, xr, gr, held);
+        bn_flow_sum<T, K, BWD, ROWS, W, U, true, H>(a, item, at, sm, xr, gr, held);
+        bn_flow_write<T, K, BWD, ROWS, W, U, H>(a, at, sm, xr, gr, BN_KEEP_SELF || sm.last,
+                                                held);
         __syncthreads();
     }
 }
@@ -1621,11 +1696,21 @@ static udnnStatus_t bn_flow_go(const udnn_gpu_context *c,
 {
     typedef bn_flow_lanes<T, ROWS, W> G;
     const int64_t groups = ROWS ? (a.F + G::FG - 1) / G::FG : a.F;
-    static int keep_occupancy, flow_occupancy;
+    typedef bn_keep_loads<T, BWD, ROWS, W> L;
+    static int keep_occupancy, flow_occupancy, keep_shared;
+    if (keep && L::SHARED > 0 && !__atomic_load_n(&keep_shared, __ATOMIC_RELAXED)) {
+        /* before the occupancy, which counts it; once */
+        udnnGpuError_t e = udnnGpuAllowSharedBytes((const void *)bn_keep<T, K, BWD, ROWS, W>,
+                                                   L::SHARED);
+        if (e != udnnGpuSuccess) udnnGpuGetLastError(); /* bn_flow runs instead: no error */
+        __atomic_store_n(&keep_shared, e == udnnGpuSuccess ? 1 : -1, __ATOMIC_RELAXED);
+    }
+    keep = keep && (L::SHARED == 0 || __atomic_load_n(&keep_shared, __ATOMIC_RELAXED) > 0);
     const int64_t keep_grid =
-        c->sm_count * udnn_gpu_occupancy(bn_keep<T, K, BWD, ROWS, W>, UDNN_GPU_BLOCK, 0,
-                                          &keep_occupancy);
-    const int64_t keep_chunk = (int64_t)G::STEP * bn_keep_loads<BWD>::U;
+        keep ? c->sm_count * udnn_gpu_occupancy(bn_keep<T, K, BWD, ROWS, W>, UDNN_GPU_BLOCK,
+                                                L::SHARED, &keep_occupancy)
+             : 0;
+    const int64_t keep_chunk = (int64_t)G::STEP * (L::U + L::H);
     const int64_t keep_S = (a.loads + keep_chunk - 1) / keep_chunk;
     keep = keep && keep_S <= keep_grid;
     if (keep) {
@@ -1650,7 +1735,7 @@ static udnnStatus_t bn_flow_go(const udnn_gpu_context *c,
         const int64_t blocks = keep_grid < NR ? keep_grid : NR;
         void *args[] = {&a};
         e = udnnGpuLaunchCooperativeKernel(bn_keep<T, K, BWD, ROWS, W>, (unsigned)blocks,
-                                           UDNN_GPU_BLOCK, args, 0, c->stream);
+                                           UDNN_GPU_BLOCK, args, L::SHARED, c->stream);
         if (e != udnnGpuSuccess)
             return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
                                  "launching batch norm's one-read kernel");

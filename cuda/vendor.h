@@ -34,6 +34,18 @@ typedef struct cudaDeviceProp udnnGpuDeviceProp;
 /* a launch whose blocks are all resident at once (they may wait for each
  * other); (kernel, grid, block, args, shared bytes, stream) */
 #define udnnGpuLaunchCooperativeKernel cudaLaunchCooperativeKernel
+/* a kernel's leave to use `bytes` of dynamic shared memory (above the
+ * default 48 KiB), with the multiprocessor's memory split in favour of
+ * shared memory */
+static inline cudaError_t udnnGpuAllowSharedBytes(const void *kernel, size_t bytes)
+{
+    cudaError_t e =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                 cudaSharedmemCarveoutMaxShared);
+    return e;
+}
 
 /* 16-bit storage types and their float conversions */
 typedef __half udnnGpuHalf;
@@ -49,6 +61,28 @@ typedef __nv_bfloat16 udnnGpuBf16;
  * with them so that its data stays. */
 #define udnnGpuLoadLast(p) __ldcs(p)
 #define udnnGpuStoreStream(p, v) __stcs((p), (v))
+
+/* 16 bytes from global to shared memory without passing through
+ * registers (sm_80 and later; a plain copy before), and the wait for a
+ * thread's own copies: shared memory that only its copying thread reads
+ * needs no barrier. */
+__device__ __forceinline__ void udnnGpuCopyAsync16(void *shared, const void *global)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(shared)),
+                 "l"(global)
+                 : "memory");
+#else
+    *(uint4 *)shared = *(const uint4 *)global;
+#endif
+}
+__device__ __forceinline__ void udnnGpuCopyAsyncWait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
 
 #define udnnGpuWarpSize warpSize
 /* every lane of the warp takes part */
