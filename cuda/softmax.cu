@@ -262,6 +262,25 @@ template <class T, bool FWD, int V, int E> struct sm_held {
         if (tv) fn(t0, t1);
     }
 
+    /* fn(v0, v1) over the vectors held, then over the head and tail
+     * members each as a vector of one */
+    template <class F> __device__ __forceinline__ void each_vec(F &&fn)
+    {
+#pragma unroll
+        for (int k = 0; k < E; k++)
+            if (has(k)) fn(x0[k], x1[k]);
+        if (hv) {
+            C a[V] = {}, b[V] = {};
+            a[0] = h0, b[0] = h1;
+            fn(a, b);
+        }
+        if (tv) {
+            C a[V] = {}, b[V] = {};
+            a[0] = t0, b[0] = t1;
+            fn(a, b);
+        }
+    }
+
     /* value(v0, v1), blended, to the members' places in po's row (h as in
      * load); STREAM: evict first (sm_store_vec) */
     template <bool STREAM, class F>
@@ -644,6 +663,9 @@ __global__ void sm_rows_final_kernel(sm_rows a, const T *in0, const T *in1, T *o
 #ifndef SM_KEEP_SPREAD
 #define SM_KEEP_SPREAD 4
 #endif
+#ifndef SM_KEEP_VEC_SUM
+#define SM_KEEP_VEC_SUM 1
+#endif
 
 /* Vectors of V elements (E) a thread holds per tensor, and the type of an
  * item's partial result (A: the backward's sums in double). */
@@ -725,12 +747,23 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
             acc.m = mt;
             acc.s = s;
         } else {
-            /* 16-bit values: their product is exact in float */
+            /* each vector's terms added in the compute type, the vectors
+             * in double (SM_KEEP_VEC_SUM: converting every term to double
+             * cost more than its loads) */
             double s = 0.0;
-            d.each([&](C &v, C &d1) {
-                s += f.log ? (double)d1
-                           : sizeof(T) == 2 ? (double)(d1 * v) : (double)d1 * (double)v;
-            });
+            if (SM_KEEP_VEC_SUM)
+                d.each_vec([&](const C(&v)[V], const C(&d1)[V]) {
+                    C r = C(0);
+#pragma unroll
+                    for (int i = 0; i < V; i++) r += f.log ? d1[i] : d1[i] * v[i];
+                    s += (double)r;
+                });
+            else
+                d.each([&](C &v, C &d1) {
+                    /* 16-bit values: their product is exact in float */
+                    s += f.log ? (double)d1
+                               : sizeof(T) == 2 ? (double)(d1 * v) : (double)d1 * (double)v;
+                });
             acc.s = s;
         }
         acc = sm_block_reduce<A, FWD>(acc, slots);
