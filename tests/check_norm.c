@@ -580,6 +580,38 @@ START_TEST(test_rms_ignores_bias)
 }
 END_TEST
 
+/* ---- long rows ------------------------------------------------------------------------------ */
+
+/* Rows of 512 and 1024 elements: the GPU row kernels' teams are wider than
+ * a warp, a block takes several rows at a time, the last iteration is part
+ * full, and 1001 rows are more than one wave of blocks takes at once, so
+ * each block's dScale and dBias partial sums several iterations (FLOAT
+ * rows of 256 elements or more may run the backward in float: nm_bwd_rows'
+ * FW). */
+static const int long_shapes[][4] = {{2, 1001, 512}, {3, 3, 7, 1024}};
+#define N_LONG_SHAPES ((int)(sizeof long_shapes / sizeof *long_shapes))
+
+START_TEST(test_long_rows)
+{
+    tu_seed_fresh();
+    int fam = _i % 2;
+    udnnDataType_t t = tu_float_types[(_i / 2) % N_TYPES];
+    tu_layout l = (tu_layout)(_i / (2 * N_TYPES));
+    udnnBackend_t be[3];
+    int nb = tu_backends(be);
+    for (int b = 0; b < nb; b++) {
+        udnnHandle_t h = tu_handle(be[b]);
+        for (int s = 0; s < N_LONG_SHAPES; s++) {
+            char what[160];
+            snprintf(what, sizeof what, "%s %s %s %s long rows %d", tu_backend_name(be[b]),
+                     fam_names[fam], tu_dtype_name(t), tu_layout_name(l), s);
+            check_case(h, what, fam, 1, t, l, long_shapes[s][0], &long_shapes[s][1], 1e-2, 1);
+        }
+        udnnDestroy(h);
+    }
+}
+END_TEST
+
 /* ---- in place ------------------------------------------------------------------------------- */
 
 /* y in x's buffer, then dx in dy's buffer and in x's buffer. */
@@ -1296,6 +1328,7 @@ int main(void)
     tcase_add_loop_test(ops, test_single_element_groups, 0, N_TYPES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_rms_ignores_bias, 0, N_TYPES);
     tcase_add_loop_test(ops, test_in_place, 0, N_FAMS * N_TYPES * N_LAYOUTS);
+    tcase_add_loop_test(ops, test_long_rows, 0, 2 * N_TYPES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_norm_finite_differences, 0, 2 * N_LAYOUTS);
     tcase_add_loop_test(ops, test_groupnorm_finite_differences, 0, N_LAYOUTS);
     suite_add_tcase(s, ops);
