@@ -240,6 +240,37 @@ START_TEST(test_alpha_beta)
 }
 END_TEST
 
+/* ---- wide columns ------------------------------------------------------------------------ */
+
+/* Positions in multiples of 8 and 16, so that the GPU walks move vectors
+ * (4 positions, and 8 for 16-bit data), over enough channels (40, 67) to
+ * split into segments, each reading its neighbours' halo; every lrnN, and
+ * with a blend. The shapes above have 1 to 6 positions, element-wise only. */
+static const int wide_shapes[][6] = {{4, 2, 40, 4, 6}, {5, 1, 67, 2, 2, 4}};
+#define N_WIDE_SHAPES ((int)(sizeof wide_shapes / sizeof *wide_shapes))
+
+START_TEST(test_wide_columns)
+{
+    tu_seed_fresh();
+    udnnDataType_t t = tu_float_types[_i % N_TYPES];
+    tu_layout l = (tu_layout)((_i / N_TYPES) % N_LAYOUTS);
+    udnnBackend_t be[3];
+    int nb = tu_backends(be);
+    for (int b = 0; b < nb; b++) {
+        udnnHandle_t h = tu_handle(be[b]);
+        for (int n = 0; n < N_LRN_NS; n++)
+            for (int s = 0; s < N_WIDE_SHAPES; s++) {
+                lrn_params prm = param_sets[(n + s + _i) % N_PARAMS];
+                check_problem(h, be[b], t, l, lrn_ns[n], prm, wide_shapes[s][0],
+                              &wide_shapes[s][1], 1.0, 0.0);
+                check_problem(h, be[b], t, l, lrn_ns[n], prm, wide_shapes[s][0],
+                              &wide_shapes[s][1], -1.25, 0.5);
+            }
+        udnnDestroy(h);
+    }
+}
+END_TEST
+
 /* ---- hand-computed values ---------------------------------------------------------------- */
 
 /* x = {1, 2, 3} over C in a 1 x 3 x 1 x 1 tensor. */
@@ -718,6 +749,7 @@ int main(void)
     tcase_set_timeout(ops, 60);
     tcase_add_loop_test(ops, test_ops, 0, N_TYPES * N_LAYOUTS * N_LRN_NS);
     tcase_add_loop_test(ops, test_alpha_beta, 0, N_TYPES * N_LAYOUTS);
+    tcase_add_loop_test(ops, test_wide_columns, 0, N_TYPES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_hand_forward, 0, N_HAND_FWD * N_TYPES);
     tcase_add_loop_test(ops, test_hand_backward, 0, N_TYPES);
     tcase_add_loop_test(ops, test_default_descriptor, 0, N_TYPES);

@@ -436,6 +436,19 @@ END_TEST
 
 /* ---- NaN rules for max -------------------------------------------------------------------- */
 
+
+/* x and dy uploaded, forward then backward with alpha 1 and beta 0, y
+ * and dx downloaded, nothing written outside them. */
+static void run_plain_pair(udnnHandle_t h, udnnPoolingDescriptor_t d, pool_tensors *p)
+{
+    tu_upload(&p->x);
+    tu_upload(&p->dy);
+    tu_ok(run_fwd(h, d, 1.0, &p->x, 0.0, &p->y));
+    tu_ok(run_bwd(h, d, 1.0, &p->y, &p->dy, &p->x, 0.0, &p->dx));
+    tu_download(&p->y);
+    tu_download(&p->dx);
+    ck_assert(tu_buf_guards_intact(&p->y.buf) && tu_buf_guards_intact(&p->dx.buf));
+}
 /* 1 x 4 input, 1 x 2 windows of stride 2. PROPAGATE: the first NaN is the
  * max and takes the gradient. NOT_PROPAGATE: NaNs are skipped; a window of
  * only NaNs gives NaN and its first position takes the gradient. */
@@ -472,13 +485,7 @@ START_TEST(test_max_nan)
         tensors_init(&p, h, t, TU_NCHW, &s);
         for (int i = 0; i < 4; i++) tu_set(&p.x, i, c->x[i]);
         for (int i = 0; i < 2; i++) tu_set(&p.dy, i, 1.0);
-        tu_upload(&p.x);
-        tu_upload(&p.dy);
-        tu_ok(run_fwd(h, d, 1.0, &p.x, 0.0, &p.y));
-        tu_ok(run_bwd(h, d, 1.0, &p.y, &p.dy, &p.x, 0.0, &p.dx));
-        tu_download(&p.y);
-        tu_download(&p.dx);
-        ck_assert(tu_buf_guards_intact(&p.y.buf) && tu_buf_guards_intact(&p.dx.buf));
+        run_plain_pair(h, d, &p);
         for (int i = 0; i < 2; i++)
             ck_assert_msg(same_value(tu_get(&p.y, i), c->y[i]), "case %d: y[%d] is %g, not %g",
                           _i % N_NAN, i, tu_get(&p.y, i), c->y[i]);
@@ -489,6 +496,101 @@ START_TEST(test_max_nan)
         udnnDestroyPoolingDescriptor(d);
         udnnDestroy(h);
     }
+}
+END_TEST
+
+/* ---- rows wide enough for the GPU's 16-byte paths --------------------------------------------- */
+
+/* The shape table's rows are at most 9 wide, so on the GPU its NCHW
+ * problems take the row kernels' element-by-element edges only. These
+ * rows are multiples of 16 bytes in every type where they can be (whole
+ * 16-byte loads and stores, several items a row), with odd heights, both
+ * paddings of the 3x3 / 2 max pooling, planes a 1-deep window skips, and
+ * the 2x2 / 2 forward with windows 1 and 2 high. */
+static const pool_shape wide_shapes[] = {
+    {2, 2, 3, {9, 16}, {3, 3}, {1, 1}, {2, 2}},
+    {2, 1, 2, {8, 24}, {3, 3}, {0, 0}, {2, 2}},
+    {2, 1, 3, {7, 18}, {3, 3}, {1, 1}, {2, 2}},
+    {3, 1, 2, {5, 6, 16}, {1, 3, 3}, {0, 1, 1}, {2, 2, 2}},
+    {2, 2, 3, {6, 16}, {2, 2}, {0, 0}, {2, 2}},
+    {2, 1, 2, {7, 21}, {2, 2}, {0, 0}, {2, 2}},
+    {2, 1, 2, {5, 16}, {1, 2}, {0, 0}, {2, 2}},
+    {3, 1, 2, {3, 4, 16}, {2, 2, 2}, {1, 0, 0}, {1, 2, 2}},
+};
+#define N_WIDE ((int)(sizeof wide_shapes / sizeof *wide_shapes))
+
+START_TEST(test_wide_rows)
+{
+    tu_seed_fresh();
+    int mode = _i % N_MODES;
+    udnnDataType_t t = tu_float_types[(_i / N_MODES) % N_TYPES];
+    tu_layout l = (tu_layout)(_i / (N_MODES * N_TYPES));
+    udnnBackend_t be[3];
+    int nb = tu_backends(be);
+    for (int b = 0; b < nb; b++) {
+        udnnHandle_t h = tu_handle(be[b]);
+        for (int s = 0; s < N_WIDE; s++) {
+            check_problem(h, be[b], mode, t, l, &wide_shapes[s], s, 1.0, 0.0);
+            check_problem(h, be[b], mode, t, l, &wide_shapes[s], s, 1.5, -0.75);
+        }
+        udnnDestroy(h);
+    }
+}
+END_TEST
+
+/* NaNs and infinities in overlapping and wide windows under both NaN
+ * rules: every backend's y and dx are the CPU's (dy holds small whole
+ * numbers, so that every sum is exact; a zero maximum may differ in sign). */
+START_TEST(test_wide_nan)
+{
+    tu_seed_fresh();
+    udnnNanPropagation_t nan = _i % 2 ? UDNN_PROPAGATE_NAN : UDNN_NOT_PROPAGATE_NAN;
+    udnnDataType_t t = tu_float_types[(_i / 2) % N_TYPES];
+    const pool_shape *s = &wide_shapes[_i / (2 * N_TYPES)];
+    udnnBackend_t be[3];
+    int nb = tu_backends(be);
+    int xd[5], yd[5];
+    x_dims(s, xd);
+    y_dims(s, yd);
+    int64_t xn = 1, yn = 1;
+    for (int i = 0; i < s->nb + 2; i++) xn *= xd[i], yn *= yd[i];
+    double *xv = malloc((size_t)xn * sizeof *xv), *dyv = malloc((size_t)yn * sizeof *dyv);
+    double *y0 = malloc((size_t)yn * sizeof *y0), *dx0 = malloc((size_t)xn * sizeof *dx0);
+    double *y1 = malloc((size_t)yn * sizeof *y1), *dx1 = malloc((size_t)xn * sizeof *dx1);
+    static const double specials[] = {NAN, NAN, INFINITY, -INFINITY};
+    for (int64_t i = 0; i < xn; i++) {
+        int k = tu_int(0, 15);
+        xv[i] = k < 4 ? specials[k] : (double)tu_int(-2, 2);
+    }
+    for (int64_t i = 0; i < yn; i++) dyv[i] = (double)tu_int(-3, 3);
+    for (int b = 0; b < nb; b++) {
+        udnnHandle_t h = tu_handle(be[b]);
+        udnnPoolingDescriptor_t d = make_pool(UDNN_POOLING_MAX, nan, s);
+        pool_tensors p;
+        tensors_init(&p, h, t, TU_NCHW, s);
+        for (int64_t i = 0; i < xn; i++) tu_set(&p.x, i, xv[i]);
+        for (int64_t i = 0; i < yn; i++) tu_set(&p.dy, i, dyv[i]);
+        run_plain_pair(h, d, &p);
+        tu_values(&p.y, b == 0 ? y0 : y1);
+        tu_values(&p.dx, b == 0 ? dx0 : dx1);
+        for (int64_t i = 0; b > 0 && i < yn; i++)
+            ck_assert_msg(same_value(y1[i], y0[i]), "%s %s shape %d: y[%lld] is %g, the CPU's %g",
+                          tu_backend_name(be[b]), tu_dtype_name(t), _i / (2 * N_TYPES),
+                          (long long)i, y1[i], y0[i]);
+        for (int64_t i = 0; b > 0 && i < xn; i++)
+            ck_assert_msg(dx1[i] == dx0[i], "%s %s shape %d: dx[%lld] is %g, the CPU's %g",
+                          tu_backend_name(be[b]), tu_dtype_name(t), _i / (2 * N_TYPES),
+                          (long long)i, dx1[i], dx0[i]);
+        tensors_free(&p);
+        udnnDestroyPoolingDescriptor(d);
+        udnnDestroy(h);
+    }
+    free(xv);
+    free(dyv);
+    free(y0);
+    free(dx0);
+    free(y1);
+    free(dx1);
 }
 END_TEST
 
@@ -1091,6 +1193,8 @@ int main(void)
     tcase_add_loop_test(ops, test_hand_values, 0, N_MODES * N_TYPES * N_HAND);
     tcase_add_loop_test(ops, test_max_nan, 0, N_NAN * 2 * N_TYPES);
     tcase_add_loop_test(ops, test_finite_differences, 0, N_MODES * N_LAYOUTS);
+    tcase_add_loop_test(ops, test_wide_rows, 0, N_MODES * N_TYPES * N_LAYOUTS);
+    tcase_add_loop_test(ops, test_wide_nan, 0, 2 * N_TYPES * N_WIDE);
     suite_add_tcase(s, ops);
 
     TCase *desc = tcase_create("descriptor");
