@@ -211,14 +211,34 @@ template <class T> __device__ __forceinline__ int sm_head(const T *p)
  * and to, where hv and tv. x0 holds x (forward) or y, x1 dy (backward).
  * The register paths (sm_rows_reg_kernel, sm_keep_kernel) load, reduce
  * and store through it. */
-template <class T, bool FWD, int V, int E> struct sm_held {
+template <class T, bool FWD, int V, int E, int H = 0> struct sm_held {
     typedef typename io<T>::C C;
     typedef sm_vec<T, V> VT;
+    /* H vectors more of each tensor in shared memory, 16 bytes of values
+     * that are their own compute type (the forward keeps its exps there) */
+    static_assert(H == 0 || (sizeof(VT) == 16 && sizeof(T) == sizeof(C)), "held vectors");
     C x0[E][V], x1[E][V], h0, h1, t0, t1;
     int q0, step, qe, ho, to;
     bool hv, tv;
+    VT *hs; /* H: the thread's first held vector, the next a block's width on; x1's after x0's */
 
     __device__ __forceinline__ bool has(int k) const { return q0 + k * step < qe; }
+    __device__ __forceinline__ VT *slot(int k, int t) const
+    {
+        return hs + (t * H + k - E) * UDNN_GPU_BLOCK;
+    }
+    /* held vector k's values: c0 (and c1 backward) */
+    __device__ __forceinline__ void get(int k, C (&c0)[V], C (&c1)[V]) const
+    {
+        const VT a = *slot(k, 0);
+#pragma unroll
+        for (int i = 0; i < V; i++) c0[i] = io<T>::ld(a.v[i]), c1[i] = C(0);
+        if (!FWD) {
+            const VT b = *slot(k, 1);
+#pragma unroll
+            for (int i = 0; i < V; i++) c1[i] = io<T>::ld(b.v[i]);
+        }
+    }
 
     /* LAST: the data's last read (sm_get) */
     template <bool LAST> __device__ __forceinline__ void load(const T *p0, const T *p1, int h)
@@ -239,6 +259,12 @@ template <class T, bool FWD, int V, int E> struct sm_held {
                 }
             }
         }
+#pragma unroll
+        for (int k = E; k < E + H; k++)
+            if (has(k)) {
+                udnnGpuCopyAsync16(slot(k, 0), v0 + q0 + k * step);
+                if (!FWD) udnnGpuCopyAsync16(slot(k, 1), v1 + q0 + k * step);
+            }
         h0 = h1 = t0 = t1 = C(0);
         if (hv) {
             h0 = io<T>::ld(p0[ho]);
@@ -250,7 +276,7 @@ template <class T, bool FWD, int V, int E> struct sm_held {
         }
     }
 
-    /* fn(v0, v1) over the members held */
+    /* fn(v0, v1) over the members held (the forward's changes to v0 kept) */
     template <class F> __device__ __forceinline__ void each(F &&fn)
     {
 #pragma unroll
@@ -258,6 +284,21 @@ template <class T, bool FWD, int V, int E> struct sm_held {
             if (has(k))
 #pragma unroll
                 for (int i = 0; i < V; i++) fn(x0[k][i], x1[k][i]);
+        if (H > 0) udnnGpuCopyAsyncWait();
+#pragma unroll
+        for (int k = E; k < E + H; k++)
+            if (has(k)) {
+                C c0[V], c1[V];
+                get(k, c0, c1);
+#pragma unroll
+                for (int i = 0; i < V; i++) fn(c0[i], c1[i]);
+                if (FWD) {
+                    VT a;
+#pragma unroll
+                    for (int i = 0; i < V; i++) a.v[i] = io<T>::st(c0[i]);
+                    *slot(k, 0) = a;
+                }
+            }
         if (hv) fn(h0, h1);
         if (tv) fn(t0, t1);
     }
@@ -269,6 +310,14 @@ template <class T, bool FWD, int V, int E> struct sm_held {
 #pragma unroll
         for (int k = 0; k < E; k++)
             if (has(k)) fn(x0[k], x1[k]);
+        if (H > 0) udnnGpuCopyAsyncWait();
+#pragma unroll
+        for (int k = E; k < E + H; k++)
+            if (has(k)) {
+                C c0[V], c1[V];
+                get(k, c0, c1);
+                fn(c0, c1);
+            }
         if (hv) {
             C a[V] = {}, b[V] = {};
             a[0] = h0, b[0] = h1;
@@ -295,6 +344,16 @@ template <class T, bool FWD, int V, int E> struct sm_held {
                 sm_store_vec<T, V, STREAM>(po + h + (q0 + k * step) * V, r, f);
             }
         }
+        if (H > 0) udnnGpuCopyAsyncWait();
+#pragma unroll
+        for (int k = E; k < E + H; k++)
+            if (has(k)) {
+                C c0[V], c1[V], r[V];
+                get(k, c0, c1);
+#pragma unroll
+                for (int i = 0; i < V; i++) r[i] = value(c0[i], c1[i]);
+                sm_store_vec<T, V, STREAM>(po + h + (q0 + k * step) * V, r, f);
+            }
         if (hv) sm_store(po + ho, value(h0, h1), f);
         if (tv) sm_store(po + to, value(t0, t1), f);
     }
@@ -666,6 +725,19 @@ __global__ void sm_rows_final_kernel(sm_rows a, const T *in0, const T *in1, T *o
 #ifndef SM_KEEP_VEC_SUM
 #define SM_KEEP_VEC_SUM 1
 #endif
+/* Whether odd teams start when the team before has its first row's
+ * partials in (bn.cu's BN_KEEP_STAGGER: teams half a round apart) */
+#ifndef SM_KEEP_STAGGER
+#define SM_KEEP_STAGGER 0
+#endif
+/* 16-byte vectors of FLOAT or DOUBLE rows each thread holds in shared
+ * memory besides its registers (bn.cu's bn_held: fewer, larger items) */
+#ifndef SM_KEEP_HELD_FWD
+#define SM_KEEP_HELD_FWD 0
+#endif
+#ifndef SM_KEEP_HELD_BWD
+#define SM_KEEP_HELD_BWD 0
+#endif
 
 /* Vectors of V elements (E) a thread holds per tensor, and the type of an
  * item's partial result (A: the backward's sums in double). */
@@ -673,6 +745,12 @@ template <class T, bool FWD, int V> struct sm_keep_per {
     typedef typename io<T>::C C;
     static const int L = FWD ? SM_KEEP_LOADS_FWD : SM_KEEP_LOADS_BWD;
     static const int E = L * 16 / (V * (int)sizeof(C)) > 0 ? L * 16 / (V * (int)sizeof(C)) : 1;
+    /* vectors held in shared memory besides (sm_held's H), and a block's
+     * bytes of them */
+    static const int H = sizeof(sm_vec<T, V>) == 16 && sizeof(T) == sizeof(C)
+                             ? (FWD ? SM_KEEP_HELD_FWD : SM_KEEP_HELD_BWD)
+                             : 0;
+    static constexpr size_t SHARED = (size_t)H * (FWD ? 1 : 2) * 16 * UDNN_GPU_BLOCK;
 };
 template <class C, bool FWD> struct sm_keep_acc {
     typedef C A;
@@ -692,8 +770,9 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
 {
     typedef typename io<T>::C C;
     typedef typename sm_keep_acc<C, FWD>::A A;
-    const int E = sm_keep_per<T, FWD, V>::E, B = UDNN_GPU_BLOCK;
+    const int E = sm_keep_per<T, FWD, V>::E, H = sm_keep_per<T, FWD, V>::H, B = UDNN_GPU_BLOCK;
     __shared__ sm_acc<A> slots[SM_BLOCK_SLOTS];
+    extern __shared__ uint4 sm_keep_shared[];
     const int t = threadIdx.x, len = (int)a.len, S = a.chunks, chunk = (int)a.chunk;
     const int64_t items = a.groups * S;
     /* TEAMS: the grid is teams of S blocks, block k of a team taking item
@@ -702,6 +781,14 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
      * items go round the whole grid */
     const int64_t step = SM_KEEP_TEAMS ? (int64_t)(gridDim.x / S) * S : (int64_t)gridDim.x;
     if ((int64_t)blockIdx.x >= step) return;
+    if (SM_KEEP_STAGGER && SM_KEEP_TEAMS && (blockIdx.x / S) % 2 == 1) {
+        /* the team before is resident (cooperative launch) and waits for
+         * no one, so this ends */
+        if (t == 0)
+            while (*(const volatile uint32_t *)&count[blockIdx.x / S - 1] < (uint32_t)S) {
+            }
+        __syncthreads();
+    }
     for (int64_t item = blockIdx.x; item < items; item += step) {
         const int64_t g = item / S;
         const int k = (int)(item - g * S);
@@ -715,7 +802,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
         }
         const int tl = h + nv * V; /* the tail's first element */
         const int lo = k * chunk;  /* the item's first vector */
-        sm_held<T, FWD, V, E> d;
+        sm_held<T, FWD, V, E, H> d;
+        d.hs = (sm_vec<T, V> *)sm_keep_shared + t;
         d.q0 = lo + t;
         d.step = B;
         d.qe = nv - lo < chunk ? nv : lo + chunk; /* a row with a head may have a vector less */
@@ -1146,10 +1234,20 @@ static udnnStatus_t sm_launch_keep(const udnn_gpu_context *c, sm_rows r, const T
 {
     typedef typename io<T>::C C;
     typedef sm_acc<typename sm_keep_acc<C, FWD>::A> P;
-    const int64_t B = UDNN_GPU_BLOCK, E = sm_keep_per<T, FWD, V>::E;
-    static int occupancy;
+    typedef sm_keep_per<T, FWD, V> K;
+    const int64_t B = UDNN_GPU_BLOCK, E = K::E + K::H;
+    static int occupancy, shared;
+    if (K::SHARED > 0 && !__atomic_load_n(&shared, __ATOMIC_RELAXED)) {
+        /* before the occupancy, which counts it; once */
+        udnnGpuError_t e =
+            udnnGpuAllowSharedBytes((const void *)sm_keep_kernel<T, FWD, V>, K::SHARED);
+        if (e != udnnGpuSuccess) udnnGpuGetLastError(); /* the two-read paths run instead */
+        __atomic_store_n(&shared, e == udnnGpuSuccess ? 1 : -1, __ATOMIC_RELAXED);
+    }
+    if (K::SHARED > 0 && __atomic_load_n(&shared, __ATOMIC_RELAXED) < 0)
+        return UDNN_STATUS_NOT_SUPPORTED;
     const int64_t grid = c->sm_count * udnn_gpu_occupancy(sm_keep_kernel<T, FWD, V>,
-                                                     UDNN_GPU_BLOCK, 0, &occupancy);
+                                                          UDNN_GPU_BLOCK, K::SHARED, &occupancy);
     /* whole vectors of a row whose head is 0: the most any row has */
     const int64_t nv = V > 1 ? r.len / V : r.len;
     if (nv < 1 || r.len >= ((int64_t)1 << 30) || r.groups >= ((int64_t)1 << 40))
@@ -1176,8 +1274,8 @@ static udnnStatus_t sm_launch_keep(const udnn_gpu_context *c, sm_rows r, const T
     const int64_t items = r.groups * r.chunks;
     const unsigned blocks = (unsigned)(grid < items ? grid : items);
     void *args[] = {&r, &a, &b, &o, &count, &part, &f};
-    e = udnnGpuLaunchCooperativeKernel(sm_keep_kernel<T, FWD, V>, blocks, UDNN_GPU_BLOCK, args, 0,
-                                       c->stream);
+    e = udnnGpuLaunchCooperativeKernel(sm_keep_kernel<T, FWD, V>, blocks, UDNN_GPU_BLOCK, args,
+                                       K::SHARED, c->stream);
     if (e != udnnGpuSuccess)
         return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
                              "launching softmax's one-read kernel");
