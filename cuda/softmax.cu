@@ -276,36 +276,9 @@ template <class T, bool FWD, int V, int E, int H = 0> struct sm_held {
         }
     }
 
-    /* fn(v0, v1) over the members held (the forward's changes to v0 kept) */
-    template <class F> __device__ __forceinline__ void each(F &&fn)
-    {
-#pragma unroll
-        for (int k = 0; k < E; k++)
-            if (has(k))
-#pragma unroll
-                for (int i = 0; i < V; i++) fn(x0[k][i], x1[k][i]);
-        if (H > 0) udnnGpuCopyAsyncWait();
-#pragma unroll
-        for (int k = E; k < E + H; k++)
-            if (has(k)) {
-                C c0[V], c1[V];
-                get(k, c0, c1);
-#pragma unroll
-                for (int i = 0; i < V; i++) fn(c0[i], c1[i]);
-                if (FWD) {
-                    VT a;
-#pragma unroll
-                    for (int i = 0; i < V; i++) a.v[i] = io<T>::st(c0[i]);
-                    *slot(k, 0) = a;
-                }
-            }
-        if (hv) fn(h0, h1);
-        if (tv) fn(t0, t1);
-    }
-
-    /* fn(v0, v1) over the vectors held, then over the head and tail
-     * members each as a vector of one */
-    template <class F> __device__ __forceinline__ void each_vec(F &&fn)
+    /* fn(v0, v1) over the whole vectors held, each of V members (the
+     * forward's changes to v0 kept) */
+    template <class F> __device__ __forceinline__ void each_whole(F &&fn)
     {
 #pragma unroll
         for (int k = 0; k < E; k++)
@@ -317,7 +290,31 @@ template <class T, bool FWD, int V, int E, int H = 0> struct sm_held {
                 C c0[V], c1[V];
                 get(k, c0, c1);
                 fn(c0, c1);
+                if (FWD) {
+                    VT a;
+#pragma unroll
+                    for (int i = 0; i < V; i++) a.v[i] = io<T>::st(c0[i]);
+                    *slot(k, 0) = a;
+                }
             }
+    }
+
+    /* fn(v0, v1) over the members held (the forward's changes to v0 kept) */
+    template <class F> __device__ __forceinline__ void each(F &&fn)
+    {
+        each_whole([&](C(&a)[V], C(&b)[V]) {
+#pragma unroll
+            for (int i = 0; i < V; i++) fn(a[i], b[i]);
+        });
+        if (hv) fn(h0, h1);
+        if (tv) fn(t0, t1);
+    }
+
+    /* fn(v0, v1) over the vectors held, then over the head and tail
+     * members each as a vector of one */
+    template <class F> __device__ __forceinline__ void each_vec(F &&fn)
+    {
+        each_whole(fn);
         if (hv) {
             C a[V] = {}, b[V] = {};
             a[0] = h0, b[0] = h1;
