@@ -1711,14 +1711,8 @@ static udnnStatus_t bn_flow_go(const udnn_gpu_context *c,
     const int64_t groups = ROWS ? (a.F + G::FG - 1) / G::FG : a.F;
     typedef bn_keep_loads<T, BWD, ROWS, W> L;
     static int keep_occupancy, flow_occupancy, keep_shared;
-    if (keep && L::SHARED > 0 && !__atomic_load_n(&keep_shared, __ATOMIC_RELAXED)) {
-        /* before the occupancy, which counts it; once */
-        udnnGpuError_t e = udnnGpuAllowSharedBytes((const void *)bn_keep<T, K, BWD, ROWS, W>,
-                                                   L::SHARED);
-        if (e != udnnGpuSuccess) udnnGpuGetLastError(); /* bn_flow runs instead: no error */
-        __atomic_store_n(&keep_shared, e == udnnGpuSuccess ? 1 : -1, __ATOMIC_RELAXED);
-    }
-    keep = keep && (L::SHARED == 0 || __atomic_load_n(&keep_shared, __ATOMIC_RELAXED) > 0);
+    /* bn_flow where the held loads' shared memory is refused */
+    keep = keep && udnn_gpu_allow_shared(bn_keep<T, K, BWD, ROWS, W>, L::SHARED, &keep_shared);
     const int64_t keep_grid =
         keep ? c->sm_count * udnn_gpu_occupancy(bn_keep<T, K, BWD, ROWS, W>, UDNN_GPU_BLOCK,
                                                 L::SHARED, &keep_occupancy)

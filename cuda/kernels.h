@@ -289,6 +289,23 @@ static inline int64_t udnn_gpu_occupancy(K kernel, int block, size_t smem, int *
     return n;
 }
 
+/* Whether a kernel may use `bytes` of dynamic shared memory (always for
+ * none), asked of the runtime once per process and call site (*granted,
+ * zero at first, then 1 or -1); a refusal leaves no error behind, the
+ * caller runs another kernel. Before the occupancy, which counts them. */
+template <class K> static inline bool udnn_gpu_allow_shared(K kernel, size_t bytes, int *granted)
+{
+    if (bytes == 0) return true;
+    int g = __atomic_load_n(granted, __ATOMIC_RELAXED);
+    if (g == 0) {
+        const udnnGpuError_t e = udnnGpuAllowSharedBytes((const void *)kernel, bytes);
+        if (e != udnnGpuSuccess) udnnGpuGetLastError();
+        g = e == udnnGpuSuccess ? 1 : -1;
+        __atomic_store_n(granted, g, __ATOMIC_RELAXED);
+    }
+    return g > 0;
+}
+
 /* bytes rounded up to 256, the alignment of regions carved from scratch. */
 static inline size_t udnn_gpu_align256(size_t bytes)
 {

@@ -419,31 +419,43 @@ template <class T, int V> __device__ __forceinline__ pool_vt<T> pool_ldv(const T
     return u;
 }
 
-/* p[j] = alpha * v[j] + beta * p[j] for V elements (one access of pool_vt
- * when V > 1); p is read only when beta != 0. */
-template <class T, int V>
-__device__ __forceinline__ void pool_stv(T *p, const typename io<T>::C *v,
-                                         typename io<T>::C alpha, typename io<T>::C beta)
+/* N elements as one access, aligned to their size (N * sizeof(T) a power
+ * of 2 up to 16 bytes). */
+template <class T, int N> struct alignas(N * sizeof(T)) pool_pack {
+    T v[N];
+};
+
+/* p[j] = alpha * v[j] + beta * p[j] for N elements in one access; p is
+ * read only when beta != 0. */
+template <class T, int N>
+__device__ __forceinline__ void pool_st_pack(T *p, const typename io<T>::C *v,
+                                             typename io<T>::C alpha, typename io<T>::C beta)
 {
     typedef typename io<T>::C C;
-    if (V == 1) {
-        pool_blend_store(p, v[0], alpha, beta);
-        return;
-    }
-    pool_vt<T> u;
+    pool_pack<T, N> u;
     if (beta != C(0)) {
-        u = *(const pool_vt<T> *)p;
+        u = *(const pool_pack<T, N> *)p;
 #pragma unroll
-        for (int j = 0; j < V; j++) {
+        for (int j = 0; j < N; j++) {
             C r = alpha * v[j];
             r += beta * io<T>::ld(u.v[j]);
             u.v[j] = io<T>::st(r);
         }
     } else {
 #pragma unroll
-        for (int j = 0; j < V; j++) u.v[j] = io<T>::st(alpha * v[j]);
+        for (int j = 0; j < N; j++) u.v[j] = io<T>::st(alpha * v[j]);
     }
-    *(pool_vt<T> *)p = u;
+    *(pool_pack<T, N> *)p = u;
+}
+
+/* p[j] = alpha * v[j] + beta * p[j] for V elements (one access of pool_vt's
+ * width when V > 1); p is read only when beta != 0. */
+template <class T, int V>
+__device__ __forceinline__ void pool_stv(T *p, const typename io<T>::C *v,
+                                         typename io<T>::C alpha, typename io<T>::C beta)
+{
+    if (V == 1) pool_blend_store(p, v[0], alpha, beta);
+    else pool_st_pack<T, V>(p, v, alpha, beta);
 }
 
 /* V argmax bytes (V = 2 or 4), byte j of `bytes` at p + j; p aligned to V. */
@@ -977,36 +989,6 @@ POOL_FAST pool_row_cell_kernel(pool_args a, const T *__restrict__ x, const T *__
 #define POOL_FUSE_MINB 2
 #endif
 
-#if POOL_ROW2_FWD || POOL_BWD_FUSE || POOL_BWD_TILE
-/* N elements as one access, aligned to their size (N * sizeof(T) a power
- * of 2 up to 16 bytes): what pool_vt is for other widths. */
-template <class T, int N> struct alignas(N * sizeof(T)) pool_pack {
-    T v[N];
-};
-
-/* p[j] = alpha * v[j] + beta * p[j] for N elements in one access (as
- * pool_stv); p is read only when beta != 0. */
-template <class T, int N>
-__device__ __forceinline__ void pool_st_pack(T *p, const typename io<T>::C *v,
-                                             typename io<T>::C alpha, typename io<T>::C beta)
-{
-    typedef typename io<T>::C C;
-    pool_pack<T, N> u;
-    if (beta != C(0)) {
-        u = *(const pool_pack<T, N> *)p;
-#pragma unroll
-        for (int j = 0; j < N; j++) {
-            C r = alpha * v[j];
-            r += beta * io<T>::ld(u.v[j]);
-            u.v[j] = io<T>::st(r);
-        }
-    } else {
-#pragma unroll
-        for (int j = 0; j < N; j++) u.v[j] = io<T>::st(alpha * v[j]);
-    }
-    *(pool_pack<T, N> *)p = u;
-}
-#endif
 
 #if POOL_ROW2_FWD
 /* Forward where the window along w is 2 wide, 2 apart and unpadded, and

@@ -276,27 +276,35 @@ template <class T, bool FWD, int V, int E, int H = 0> struct sm_held {
         }
     }
 
-    /* fn(v0, v1) over the whole vectors held, each of V members (the
-     * forward's changes to v0 kept) */
-    template <class F> __device__ __forceinline__ void each_whole(F &&fn)
+    /* fn(k, v0, v1) over the whole vectors k held, each of V members, in
+     * registers, then in shared memory (KEEP: fn's changes to v0 written
+     * back there) */
+    template <bool KEEP, class F> __device__ __forceinline__ void over(F &&fn)
     {
 #pragma unroll
         for (int k = 0; k < E; k++)
-            if (has(k)) fn(x0[k], x1[k]);
+            if (has(k)) fn(k, x0[k], x1[k]);
         if (H > 0) udnnGpuCopyAsyncWait();
 #pragma unroll
         for (int k = E; k < E + H; k++)
             if (has(k)) {
                 C c0[V], c1[V];
                 get(k, c0, c1);
-                fn(c0, c1);
-                if (FWD) {
+                fn(k, c0, c1);
+                if (KEEP) {
                     VT a;
 #pragma unroll
                     for (int i = 0; i < V; i++) a.v[i] = io<T>::st(c0[i]);
                     *slot(k, 0) = a;
                 }
             }
+    }
+
+    /* fn(v0, v1) over the whole vectors held (the forward's changes to v0
+     * kept) */
+    template <class F> __device__ __forceinline__ void each_whole(F &&fn)
+    {
+        over<FWD>([&](int, C(&a)[V], C(&b)[V]) { fn(a, b); });
     }
 
     /* fn(v0, v1) over the members held (the forward's changes to v0 kept) */
@@ -332,25 +340,12 @@ template <class T, bool FWD, int V, int E, int H = 0> struct sm_held {
     template <bool STREAM, class F>
     __device__ __forceinline__ void store(T *po, int h, const sm_cfg<C> &f, F &&value)
     {
+        over<false>([&](int k, C(&a)[V], C(&b)[V]) {
+            C r[V];
 #pragma unroll
-        for (int k = 0; k < E; k++) {
-            if (has(k)) {
-                C r[V];
-#pragma unroll
-                for (int i = 0; i < V; i++) r[i] = value(x0[k][i], x1[k][i]);
-                sm_store_vec<T, V, STREAM>(po + h + (q0 + k * step) * V, r, f);
-            }
-        }
-        if (H > 0) udnnGpuCopyAsyncWait();
-#pragma unroll
-        for (int k = E; k < E + H; k++)
-            if (has(k)) {
-                C c0[V], c1[V], r[V];
-                get(k, c0, c1);
-#pragma unroll
-                for (int i = 0; i < V; i++) r[i] = value(c0[i], c1[i]);
-                sm_store_vec<T, V, STREAM>(po + h + (q0 + k * step) * V, r, f);
-            }
+            for (int i = 0; i < V; i++) r[i] = value(a[i], b[i]);
+            sm_store_vec<T, V, STREAM>(po + h + (q0 + k * step) * V, r, f);
+        });
         if (hv) sm_store(po + ho, value(h0, h1), f);
         if (tv) sm_store(po + to, value(t0, t1), f);
     }
@@ -1234,14 +1229,8 @@ static udnnStatus_t sm_launch_keep(const udnn_gpu_context *c, sm_rows r, const T
     typedef sm_keep_per<T, FWD, V> K;
     const int64_t B = UDNN_GPU_BLOCK, E = K::E + K::H;
     static int occupancy, shared;
-    if (K::SHARED > 0 && !__atomic_load_n(&shared, __ATOMIC_RELAXED)) {
-        /* before the occupancy, which counts it; once */
-        udnnGpuError_t e =
-            udnnGpuAllowSharedBytes((const void *)sm_keep_kernel<T, FWD, V>, K::SHARED);
-        if (e != udnnGpuSuccess) udnnGpuGetLastError(); /* the two-read paths run instead */
-        __atomic_store_n(&shared, e == udnnGpuSuccess ? 1 : -1, __ATOMIC_RELAXED);
-    }
-    if (K::SHARED > 0 && __atomic_load_n(&shared, __ATOMIC_RELAXED) < 0)
+    /* the two-read paths where the held vectors' shared memory is refused */
+    if (!udnn_gpu_allow_shared(sm_keep_kernel<T, FWD, V>, K::SHARED, &shared))
         return UDNN_STATUS_NOT_SUPPORTED;
     const int64_t grid = c->sm_count * udnn_gpu_occupancy(sm_keep_kernel<T, FWD, V>,
                                                           UDNN_GPU_BLOCK, K::SHARED, &occupancy);
