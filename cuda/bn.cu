@@ -303,9 +303,7 @@ __device__ __forceinline__ C bn_value(const bn_coef<C> &k, C x, C dy)
 
 template <class C> __device__ __forceinline__ C bn_blend(C v, C alpha, C beta, C old)
 {
-    C r = alpha * v;
-    if (beta != C(0)) r += beta * old;
-    return r;
+    return udnn_gpu_scale_blend(v, alpha, beta, old);
 }
 
 /* ---- pass 1: partial sums --------------------------------------------------------------- */

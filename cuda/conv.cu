@@ -131,7 +131,7 @@ __device__ __forceinline__ void put(const epilogue<T> &e, T *out, int64_t off, i
         v += io<T>::ld(e.bias[ch * e.bias_stride]);
         v = act_f<C>(e.act, v);
     } else if (e.beta != C(0)) {
-        v += e.beta * io<T>::ld(out[off]);
+        v = udnn_gpu_blend(acc, e.alpha, e.beta, (C)io<T>::ld(out[off]));
     }
     out[off] = io<T>::st(v);
 }
@@ -735,9 +735,8 @@ __global__ void __launch_bounds__(TILE_THREADS)
                     part[((int64_t)split * kall + k) * v.cols + n0 + cc] = acc[i][j];
                 } else {
                     const int64_t off = sm.row_w[mm] + sm.col_w[cc];
-                    C r = alpha * acc[i][j];
-                    if (beta != C(0)) r += beta * io<T>::ld(dw[off]);
-                    dw[off] = io<T>::st(r);
+                    const C old = beta != C(0) ? (C)io<T>::ld(dw[off]) : C(0);
+                    dw[off] = io<T>::st(udnn_gpu_scale_blend(acc[i][j], alpha, beta, old));
                 }
             }
         }
@@ -787,9 +786,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
     }
     const int64_t off = k * v.g.ws[0] + ch * v.g.ws[1] + fi[0] * v.g.ws[2] + fi[1] * v.g.ws[3] +
                         fi[2] * v.g.ws[4];
-    C r = alpha * acc;
-    if (beta != C(0)) r += beta * io<T>::ld(dw[off]);
-    dw[off] = io<T>::st(r);
+    const C old = beta != C(0) ? (C)io<T>::ld(dw[off]) : C(0);
+    dw[off] = io<T>::st(udnn_gpu_scale_blend(acc, alpha, beta, old));
 }
 
 /* dw element i = k * cols + col = the splits' partial sums of i, added in
@@ -809,9 +807,8 @@ __global__ void filter_finish(filter_view v, const typename io<T>::C *part, T *d
         const int ch = split_col(v, (int)(i - k * v.cols), t, fi);
         const int64_t off = k * v.g.ws[0] + ch * v.g.ws[1] + fi[0] * v.g.ws[2] +
                             fi[1] * v.g.ws[3] + fi[2] * v.g.ws[4];
-        C r = alpha * acc;
-        if (beta != C(0)) r += beta * io<T>::ld(dw[off]);
-        dw[off] = io<T>::st(r);
+        const C old = beta != C(0) ? (C)io<T>::ld(dw[off]) : C(0);
+        dw[off] = io<T>::st(udnn_gpu_scale_blend(acc, alpha, beta, old));
     }
 }
 
@@ -929,9 +926,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
         part[(int64_t)blockIdx.y * v.k + k] = acc;
         return;
     }
-    C out = alpha * acc;
-    if (beta != C(0)) out += beta * io<T>::ld(db[k * v.db_stride]);
-    db[k * v.db_stride] = io<T>::st(out);
+    const C old = beta != C(0) ? (C)io<T>::ld(db[k * v.db_stride]) : C(0);
+    db[k * v.db_stride] = io<T>::st(udnn_gpu_scale_blend(acc, alpha, beta, old));
 }
 
 template <class T>
@@ -943,9 +939,8 @@ __global__ void bias_finish(bias_view v, const typename io<T>::C *part, T *db,
     {
         C acc = C(0);
         for (int s = 0; s < v.splits; s++) acc += part[s * v.k + k];
-        C out = alpha * acc;
-        if (beta != C(0)) out += beta * io<T>::ld(db[k * v.db_stride]);
-        db[k * v.db_stride] = io<T>::st(out);
+        const C old = beta != C(0) ? (C)io<T>::ld(db[k * v.db_stride]) : C(0);
+        db[k * v.db_stride] = io<T>::st(udnn_gpu_scale_blend(acc, alpha, beta, old));
     }
 }
 

@@ -26,8 +26,7 @@ template <class C, int M, bool FAST> struct act_fwd_f {
     C alpha, beta;
     __device__ C operator()(const C (&x)[1], C old) const
     {
-        C r = alpha * act_f<C, M, FAST>(a, x[0]);
-        return beta != C(0) ? r + beta * old : r;
+        return udnn_gpu_scale_blend(act_f<C, M, FAST>(a, x[0]), alpha, beta, old);
     }
 };
 
@@ -37,8 +36,7 @@ template <class C, int M, bool FAST> struct act_bwd_f {
     C alpha, beta;
     __device__ C operator()(const C (&in)[2], C old) const
     {
-        C r = alpha * (act_grad<C, M, FAST>(a, in[0]) * in[1]);
-        return beta != C(0) ? r + beta * old : r;
+        return udnn_gpu_scale_blend(act_grad<C, M, FAST>(a, in[0]) * in[1], alpha, beta, old);
     }
 };
 

@@ -306,6 +306,24 @@ template <class K> static inline bool udnn_gpu_allow_shared(K kernel, size_t byt
     return g > 0;
 }
 
+/* alpha * v + beta * old, for an output that blends (beta != 0): alpha *
+ * v is exact inside the fma and beta * old's rounding error is added
+ * back (exact by fma, where finite), so terms that nearly cancel leave
+ * the result its own precision, as the reference's double does (a
+ * 1-element FLOAT blend missed 1e-5 by the two products' roundings). */
+template <class C> __device__ __forceinline__ C udnn_gpu_blend(C v, C alpha, C beta, C old)
+{
+    const C p = beta * old, e = fma(beta, old, -p);
+    return fma(alpha, v, p) + (isfinite(e) ? e : C(0));
+}
+
+/* udnn_gpu_blend where beta may be 0; old is then not used (it may be the
+ * NaN an unwritten output holds). */
+template <class C> __device__ __forceinline__ C udnn_gpu_scale_blend(C v, C alpha, C beta, C old)
+{
+    return beta != C(0) ? udnn_gpu_blend(v, alpha, beta, old) : alpha * v;
+}
+
 /* bytes rounded up to 256, the alignment of regions carved from scratch. */
 static inline size_t udnn_gpu_align256(size_t bytes)
 {

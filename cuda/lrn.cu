@@ -113,9 +113,8 @@ __device__ __forceinline__ void lrn_store(T *out, typename io<T>::C v,
                                           const lrn_cfg<typename io<T>::C> &f)
 {
     typedef typename io<T>::C C;
-    C r = f.alpha * v;
-    if (f.beta_blend != C(0)) r += f.beta_blend * io<T>::ld(*out);
-    *out = io<T>::st(r);
+    const C old = f.beta_blend != C(0) ? (C)io<T>::ld(*out) : C(0);
+    *out = io<T>::st(udnn_gpu_scale_blend(v, f.alpha, f.beta_blend, old));
 }
 
 /* ---- vectors of P adjacent elements -------------------------------------------------- */
@@ -155,9 +154,8 @@ __device__ __forceinline__ void lrn_put(T *out, const typename io<T>::C (&v)[P],
         const lrn_vec<T, P> old = *(const lrn_vec<T, P> *)out;
 #pragma unroll
         for (int k = 0; k < P; k++) {
-            C r = f.alpha * v[k];
-            r += f.beta_blend * io<T>::ld(old.v[k]);
-            o.v[k] = io<T>::st(r);
+            o.v[k] = io<T>::st(
+                udnn_gpu_blend(v[k], f.alpha, f.beta_blend, (C)io<T>::ld(old.v[k])));
         }
     } else {
 #pragma unroll

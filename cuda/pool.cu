@@ -124,9 +124,8 @@ __device__ __forceinline__ void pool_blend_store(T *p, typename io<T>::C v,
                                                  typename io<T>::C alpha, typename io<T>::C beta)
 {
     typedef typename io<T>::C C;
-    C r = alpha * v;
-    if (beta != C(0)) r += beta * io<T>::ld(*p);
-    *p = io<T>::st(r);
+    const C old = beta != C(0) ? (C)io<T>::ld(*p) : C(0);
+    *p = io<T>::st(udnn_gpu_scale_blend(v, alpha, beta, old));
 }
 
 /* ---- reducing a window ------------------------------------------------------------ */
@@ -437,9 +436,7 @@ __device__ __forceinline__ void pool_st_pack(T *p, const typename io<T>::C *v,
         u = *(const pool_pack<T, N> *)p;
 #pragma unroll
         for (int j = 0; j < N; j++) {
-            C r = alpha * v[j];
-            r += beta * io<T>::ld(u.v[j]);
-            u.v[j] = io<T>::st(r);
+            u.v[j] = io<T>::st(udnn_gpu_blend(v[j], alpha, beta, (C)io<T>::ld(u.v[j])));
         }
     } else {
 #pragma unroll

@@ -287,8 +287,8 @@ static __device__ __forceinline__ void red_store(const red_args<T, M> &p, const 
 {
     int64_t oa, oc, ol;
     kept_offsets(g, o, &oa, &oc, &ol);
-    M r = p.alpha * rop<OP, M>::final(s, g.G);
-    if (p.beta != M(0)) r += p.beta * (M)io<T>::ld(p.c[oc]);
+    const M old = p.beta != M(0) ? (M)io<T>::ld(p.c[oc]) : M(0);
+    const M r = udnn_gpu_scale_blend(rop<OP, M>::final(s, g.G), p.alpha, p.beta, old);
     p.c[oc] = io<T>::st((typename io<T>::C)r);
     if (rop_kind<OP>::select && p.indices != NULL) store_index(p.indices, p.itype, ol, s.j);
 }

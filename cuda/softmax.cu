@@ -131,9 +131,8 @@ __device__ __forceinline__ void sm_store(T *out, const typename io<T>::C v,
                                          const sm_cfg<typename io<T>::C> &f)
 {
     typedef typename io<T>::C C;
-    C r = f.alpha * v;
-    if (f.beta != C(0)) r += f.beta * io<T>::ld(*out);
-    *out = io<T>::st(r);
+    const C old = f.beta != C(0) ? (C)io<T>::ld(*out) : C(0);
+    *out = io<T>::st(udnn_gpu_scale_blend(v, f.alpha, f.beta, old));
 }
 
 /* ---- vectors ------------------------------------------------------------------------- */
@@ -183,7 +182,8 @@ __device__ __forceinline__ void sm_store_vec(T *out, const typename io<T>::C (&r
     if (f.beta != C(0)) {
         o = *(const sm_vec<T, V> *)out;
 #pragma unroll
-        for (int i = 0; i < V; i++) o.v[i] = io<T>::st(f.alpha * r[i] + f.beta * io<T>::ld(o.v[i]));
+        for (int i = 0; i < V; i++)
+            o.v[i] = io<T>::st(udnn_gpu_blend(r[i], f.alpha, f.beta, (C)io<T>::ld(o.v[i])));
     } else {
 #pragma unroll
         for (int i = 0; i < V; i++) o.v[i] = io<T>::st(f.alpha * r[i]);

@@ -212,9 +212,8 @@ template <class Ta, class Tc, class M> struct blend2 {
     M alpha, beta;
     __device__ __forceinline__ Tc operator()(Ta a, const Tc *old) const
     {
-        M r = alpha * (M)io<Ta>::ld(a);
-        if (beta != M(0)) r += beta * (M)io<Tc>::ld(*old);
-        return io<Tc>::st((typename io<Tc>::C)r);
+        const M o = beta != M(0) ? (M)io<Tc>::ld(*old) : M(0);
+        return io<Tc>::st((typename io<Tc>::C)udnn_gpu_scale_blend((M)io<Ta>::ld(a), alpha, beta, o));
     }
 };
 
@@ -405,8 +404,7 @@ template <class C> struct add_f {
     C alpha, beta;
     __device__ C operator()(const C (&x)[1], C old) const
     {
-        C r = alpha * x[0];
-        return beta != C(0) ? r + beta * old : r;
+        return udnn_gpu_scale_blend(x[0], alpha, beta, old);
     }
 };
 
@@ -516,8 +514,7 @@ template <class C, class M, int NIN, int OP> struct op_f {
         case UDNN_OP_TENSOR_SQRT: r = sqrt(a); break;
         default: r = M(1) - a; break; /* NOT */
         }
-        if (beta != M(0)) r += beta * (M)old;
-        return (C)r;
+        return (C)udnn_gpu_scale_blend(r, M(1), beta, (M)old);
     }
 };
 
