@@ -949,45 +949,21 @@ POOL_FAST pool_row_cell_kernel(pool_args a, const T *__restrict__ x, const T *__
     }
 }
 
-/* ---- fast paths under measurement (compile-time knobs, off by default) ---------------------- */
+/* ---- rows: the 2x2 / 2 forward and the 3x3 / 2 max backward in one pass --------------- */
 
-/* POOL_ROW2_FWD=R: the 2x2 / 2 forward on rows by pool_row2_fwd_kernel with
- * R output rows an item (else pool_row_fwd_kernel). The 3x3 / 2 max
- * backward on rows in one pass (else the argmax bytes and their gather):
- * POOL_BWD_TILE=1 by pool_row_tile_kernel, tiles of at most
- * POOL_TILE_BYTES of shared memory; else POOL_BWD_FUSE=K by
- * pool_row_fuse_kernel, an item owning 16K bytes of each of its dx rows (K
- * = 1; 2 spills registers for HALF and BFLOAT16), POOL_BWD_FUSE_HALO=1
- * loading its neighbours' columns 16 bytes at a time too. POOL_ROW2_MINB, POOL_FUSE_MINB, POOL_TILE_MINB: the
- * kernels' resident blocks per multiprocessor asked of the compiler (a
- * register cap: 65536 / (256 MINB)). */
-#ifndef POOL_ROW2_FWD
-#define POOL_ROW2_FWD 0
-#endif
-#ifndef POOL_BWD_FUSE
-#define POOL_BWD_FUSE 0
-#endif
-#ifndef POOL_BWD_FUSE_HALO
-#define POOL_BWD_FUSE_HALO 0
-#endif
-#ifndef POOL_BWD_TILE
-#define POOL_BWD_TILE 0
-#endif
-#ifndef POOL_TILE_BYTES
+/* pool_row2_fwd_kernel's output rows an item; the row kernels' resident
+ * blocks per multiprocessor asked of the compiler (a register cap: 65536 /
+ * (256 MINB)); pool_row_tile_kernel's most shared memory a block. H100,
+ * 64 x 256 x 56 x 56: 2 rows of 4 blocks moved f16 2x2 forward from 1178
+ * to 2282 GB/s (1 row, or 4 of 3 blocks: 2222); tiles of 20 KB took max
+ * 3x3 / 2 backward from 1588 to 1786 (f32) and 711 to 938 (f16), where 8
+ * KB made it slower (1096 f32) and a tile of registers (each item its own
+ * halo from memory) reached 1612 / 906. */
+#define POOL_ROW2_ROWS 2
+#define POOL_ROW2_MINB 4
 #define POOL_TILE_BYTES 20480
-#endif
-#ifndef POOL_TILE_MINB
 #define POOL_TILE_MINB 4
-#endif
-#ifndef POOL_ROW2_MINB
-#define POOL_ROW2_MINB 2
-#endif
-#ifndef POOL_FUSE_MINB
-#define POOL_FUSE_MINB 2
-#endif
 
-
-#if POOL_ROW2_FWD
 /* Forward where the window along w is 2 wide, 2 apart and unpadded, and
  * at most 2 high (the 2x2 / 2 pooling): an item is P = 8 / sizeof(T)
  * adjacent outputs of R rows (walk: ceil(OW / P), ceil(OH / R), od, c; n).
@@ -1117,163 +1093,11 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
         }
     }
 }
-#endif
 
-#if POOL_BWD_FUSE
 /* Max backward in one pass where the windows overlap: 3 wide and high, 2
  * apart, padded by PW (0 or 1) along h and w alike, 1 deep and unpadded
- * along d (the 3x3 / 2 pooling after a ResNet stem). An item owns the dx
- * elements of 2 rows (a cell row) and OW = 2P columns, 16 bytes times
- * POOL_BWD_FUSE (walk: ceil(IW / OW), ceil(IH / 2), d, c; n). It finds the
- * argmax of every window that covers one of them (NWR rows of NWC windows,
- * the last row or column of them shared with a neighbouring item) from x
- * as pool_row_fwd_kernel's POOL_ARG does, and sums, in the gather's order,
- * the dy of the windows whose argmax it owns. So x is read from memory
- * once (what two items share comes from L1), dy once, dx written once: no
- * argmax bytes, no second pass, for a share of recomputed windows. Not in
- * place: an item reads x that another writes as dx. */
-template <class T, int P, int PW>
-__global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_FUSE_MINB)
-    pool_row_fuse_kernel(pool_args a, const T *__restrict__ x, const T *__restrict__ dy,
-                         T *__restrict__ dx, typename io<T>::C alpha, typename io<T>::C beta)
-{
-    typedef typename io<T>::C C;
-    constexpr int KW = 3, SW = 2, XV = 16 / (int)sizeof(T), OW = SW * P;
-    static_assert(OW % XV == 0, "an item's columns start a 16-byte slot");
-    /* the covering windows, relative to the item's first output row and
-     * column (the same along h and w): [W0, W0 + NWR) x [W0, W0 + NWC) */
-    constexpr int W0 = pool_ceil_div(PW - KW + 1, SW);
-    constexpr int NWR = pool_floor_div(SW - 1 + PW, SW) - W0 + 1;
-    constexpr int NWC = pool_floor_div(OW - 1 + PW, SW) - W0 + 1;
-    /* the x rows and columns they span, relative to the item's first:
-     * rows [X0, X0 + NXR), columns [X0, XC1), the columns in NS slots of
-     * XV from L0 */
-    constexpr int X0 = W0 * SW - PW, NXR = (NWR - 1) * SW + KW, XC1 = X0 + (NWC - 1) * SW + KW;
-    constexpr int L0 = pool_floor_div(X0, XV) * XV, NS = pool_ceil_div(XC1 - L0, XV);
-    typedef pool_pack<T, XV> XT;
-    typedef pool_pack<T, P> YT;
-    const T padt = io<T>::st(pool_pad<C>(POOL_MAX, a.propagate_nan));
-    UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
-    {
-        int64_t t[5];
-        pool_split(a, i, t);
-        const int B = (int)t[0] * OW, H = (int)t[1] * SW, d = (int)t[2];
-        const int ow0 = (int)t[0] * P, oh0 = (int)t[1];
-        /* the output plane of d: none when d falls between two */
-        const int od = (int)udnn_gpu_div32_q(a.str_div[0], (uint32_t)d);
-        const bool dlive = od * a.str[0] == d && od < a.out[0];
-        /* x, pool_pad's value outside the input (and in the columns of a
-         * slot that no window needs) */
-        const T *xp = x + t[4] * a.xs[0] + t[3] * a.xs[1] + (int64_t)d * a.xs[2];
-        const int elo = -(B + L0), ehi = a.in[2] - (B + L0);
-        XT buf[NXR][NS];
-#pragma unroll
-        for (int r = 0; r < NXR; r++) {
-            const int h = H + X0 + r;
-            const bool live = dlive && h >= 0 && h < a.in[1];
-            const T *row = xp + (int64_t)h * a.xs[3];
-#pragma unroll
-            for (int q = 0; q < NS; q++) {
-                const int first = L0 + q * XV; /* the slot's columns, relative to B */
-                const bool all = first >= X0 && first + XV <= XC1;
-                const bool any = first + XV > X0 && first < XC1;
-                if ((POOL_BWD_FUSE_HALO ? any : all) && a.vx && q * XV >= elo &&
-                    q * XV + XV <= ehi) {
-                    if (live) {
-                        buf[r][q] = *(const XT *)(row + B + first);
-                    } else {
-#pragma unroll
-                        for (int k = 0; k < XV; k++) buf[r][q].v[k] = padt;
-                    }
-                } else {
-#pragma unroll
-                    for (int k = 0; k < XV; k++)
-                        buf[r][q].v[k] = first + k >= X0 && first + k < XC1 && live &&
-                                                 q * XV + k >= elo && q * XV + k < ehi
-                                             ? row[(int64_t)(B + first + k) * a.xs[4]]
-                                             : padt;
-                }
-            }
-        }
-        /* each covering window's argmax (its position in the unclipped
-         * window, row-major; -1 for no window) and dy */
-        int at[NWR][NWC];
-        C g[NWR][NWC];
-        const T *dyp = dy + t[4] * a.ys[0] + t[3] * a.ys[1] + (int64_t)od * a.ys[2];
-        const bool dyvec = a.vy && ow0 + P <= a.out[2];
-#pragma unroll
-        for (int wr = 0; wr < NWR; wr++) {
-            const int oh = oh0 + W0 + wr;
-            const bool hlive = dlive && oh >= 0 && oh < a.out[1];
-            const T *dyr = dyp + (int64_t)oh * a.ys[3];
-            YT u;
-            if (hlive && dyvec) u = *(const YT *)(dyr + ow0);
-#pragma unroll
-            for (int wc = 0; wc < NWC; wc++) {
-                const int j = W0 + wc, ow = ow0 + j;
-                const bool live = hlive && ow >= 0 && ow < a.out[2];
-                g[wr][wc] = !live ? C(0)
-                            : j >= 0 && j < P && dyvec ? io<T>::ld(u.v[j >= 0 && j < P ? j : 0])
-                                                       : io<T>::ld(dyr[(int64_t)ow * a.ys[4]]);
-                C v[KW * KW];
-#pragma unroll
-                for (int kh = 0; kh < KW; kh++)
-#pragma unroll
-                    for (int kw = 0; kw < KW; kw++) {
-                        const int e = X0 + wc * SW + kw - L0;
-                        v[kh * KW + kw] = io<T>::ld(buf[wr * SW + kh][e / XV].v[e % XV]);
-                    }
-                const C pm = pool_plane_max(v, a.propagate_nan);
-                pool_mx<C> m;
-                pool_mx_init(m, a.propagate_nan);
-                pool_mx_take<C, true>(m, pm, pool_plane_at(v, pm), a.propagate_nan);
-                /* the window's first position inside the input */
-                const int h0 = oh * SW - PW, w0 = ow * SW - PW;
-                const int first = (h0 < 0 ? -h0 : 0) * KW + (w0 < 0 ? -w0 : 0);
-                at[wr][wc] = live ? pool_mx_at(m, first) : -1;
-            }
-        }
-        /* the owned dx: rows H, H + 1 of columns [B, B + OW) */
-        T *dxp = dx + t[4] * a.xs2[0] + t[3] * a.xs2[1] + (int64_t)d * a.xs2[2];
-        const bool dxvec = a.vdx && B + OW <= a.in[2];
-#pragma unroll
-        for (int r = 0; r < SW; r++) {
-            if (H + r >= a.in[1]) continue;
-            C grad[OW];
-#pragma unroll
-            for (int e = 0; e < OW; e++) {
-                grad[e] = C(0);
-#pragma unroll
-                for (int wr = 0; wr < NWR; wr++) {
-                    const int kh = r - X0 - wr * SW;
-                    if (kh < 0 || kh >= KW) continue;
-#pragma unroll
-                    for (int wc = 0; wc < NWC; wc++) {
-                        const int kw = e - X0 - wc * SW;
-                        if (kw < 0 || kw >= KW) continue;
-                        grad[e] += at[wr][wc] == kh * KW + kw ? g[wr][wc] : C(0);
-                    }
-                }
-            }
-            T *row = dxp + (int64_t)(H + r) * a.xs2[3];
-            if (dxvec) {
-#pragma unroll
-                for (int s = 0; s < OW / XV; s++)
-                    pool_st_pack<T, XV>(row + B + s * XV, grad + s * XV, alpha, beta);
-            } else {
-#pragma unroll
-                for (int e = 0; e < OW; e++)
-                    if (B + e < a.in[2])
-                        pool_blend_store(row + (int64_t)(B + e) * a.xs2[4], grad[e], alpha, beta);
-            }
-        }
-    }
-}
-#endif
-
-#if POOL_BWD_TILE
-/* The max backward of pool_row_fuse_kernel's windows (3x3, 2 apart, padded
- * alike by PW, 1 deep) through shared memory: a block takes a tile of tc
+ * along d (the 3x3 / 2 pooling after a ResNet stem), through shared
+ * memory (else the argmax bytes to scratch and their gather): a block takes a tile of tc
  * cell rows (dx rows [H, H + 2tc)) of one plane, whole rows wide (walk:
  * tiles of a plane, d, c, n). It loads the x rows the tile's windows span
  * and their dy with 16-byte accesses where x allows (every x element read
@@ -1292,7 +1116,9 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
     typedef typename io<T>::C C;
     constexpr int KW = 3, SW = 2, XV = 16 / (int)sizeof(T);
     typedef pool_pack<T, XV> XT;
-    /* as pool_row_fuse_kernel's, for a cell row and a group of XV columns */
+    /* the windows covering a cell row (NWR, from window W0 on) and a group
+     * of XV columns (NWC); the x rows those of a cell row span (NXR, from
+     * row X0 on) */
     constexpr int W0 = pool_ceil_div(PW - KW + 1, SW);
     constexpr int NWR = pool_floor_div(SW - 1 + PW, SW) - W0 + 1;
     constexpr int NWC = pool_floor_div(XV - 1 + PW, SW) - W0 + 1;
@@ -1418,7 +1244,6 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
         }
     }
 }
-#endif
 
 /* ---- fast paths: channels and cells ---------------------------------------------------- */
 
@@ -2043,7 +1868,6 @@ static void pool_row_cell_launch(const udnn_gpu_context *c, const pool_args &a, 
             a, (const T *)x, (const T *)dy, (T *)dx, (C)alpha, (C)beta);
 }
 
-#if POOL_ROW2_FWD || POOL_BWD_FUSE || POOL_BWD_TILE
 /* 1 when t moves n elements at a time along dim `inner` (pool_vec_ok for
  * pool_pack<T, n>). */
 template <class T> static int pool_pack_ok(const void *ptr, const udnn_tensor *t, int inner, int n)
@@ -2053,16 +1877,14 @@ template <class T> static int pool_pack_ok(const void *ptr, const udnn_tensor *t
         if (d != inner && t->dims[d] > 1 && t->strides[d] % n != 0) return 0;
     return 1;
 }
-#endif
 
-#if POOL_ROW2_FWD
 /* The 2x2 / 2 forward on rows (a: pool_args_of; mode POOL_MAX or POOL_AVG). */
 template <class T>
 static void pool_row2_fwd_launch(const udnn_gpu_context *c, const udnn_pool_problem *p,
                                  const pool_args &a0, int mode)
 {
     typedef typename io<T>::C C;
-    constexpr int XV = 16 / (int)sizeof(T), P = XV / 2, R = POOL_ROW2_FWD;
+    constexpr int XV = 16 / (int)sizeof(T), P = XV / 2, R = POOL_ROW2_ROWS;
     pool_args a = a0;
     pool_walk(a, (a.out[2] + P - 1) / P, (a.out[1] + R - 1) / R, a.out[0], p->y.dims[1],
               p->y.dims[0]);
@@ -2076,9 +1898,7 @@ static void pool_row2_fwd_launch(const udnn_gpu_context *c, const udnn_pool_prob
         pool_row2_fwd_kernel<T, R, POOL_AVG><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(
             a, (const T *)p->x_ptr, (T *)p->out_ptr, (C)p->alpha, (C)p->beta);
 }
-#endif
 
-#if POOL_BWD_FUSE || POOL_BWD_TILE
 /* The bytes [lo, hi) that tensor t at ptr spans. */
 static void pool_extent(const void *ptr, const udnn_tensor *t, size_t elem, uintptr_t *lo,
                         uintptr_t *hi)
@@ -2094,10 +1914,10 @@ static void pool_extent(const void *ptr, const udnn_tensor *t, size_t elem, uint
     *hi = (uintptr_t)ptr + (uintptr_t)((above + 1) * (int64_t)elem);
 }
 
-/* Whether pool_row_fuse_kernel takes a max backward on rows: 3x3 windows 2
+/* Whether pool_row_tile_kernel takes a max backward on rows: 3x3 windows 2
  * apart, padded alike by 0 or 1, 1 deep and unpadded along d, dx apart
  * from x. */
-static int pool_fuse_ok(const udnn_pool_problem *p, size_t elem)
+static int pool_tile_ok(const udnn_pool_problem *p, size_t elem)
 {
     if (p->window[0] != 1 || p->pad[0] != 0 || p->pad[1] != p->pad[2] || p->pad[1] < 0 ||
         p->pad[1] > 1)
@@ -2109,9 +1929,7 @@ static int pool_fuse_ok(const udnn_pool_problem *p, size_t elem)
     pool_extent(p->out_ptr, &p->dx, elem, &dlo, &dhi);
     return xhi <= dlo || dhi <= xlo;
 }
-#endif
 
-#if POOL_BWD_TILE
 /* The tiled max backward (a: pool_args_of for dx with dy's and dx's
  * strides); 0 when not even a tile of one cell row fits POOL_TILE_BYTES
  * of shared memory. Tiles as tall as fit, evened out over the plane. */
@@ -2144,29 +1962,6 @@ static int pool_row_tile_launch(const udnn_gpu_context *c, const udnn_pool_probl
         (C)p->beta);
     return 1;
 }
-#endif
-
-#if POOL_BWD_FUSE
-
-/* The fused max backward (a: pool_args_of for dx with dy's and dx's
- * strides). */
-template <class T, int PW>
-static void pool_row_fuse_launch(const udnn_gpu_context *c, const udnn_pool_problem *p,
-                                 const pool_args &a0)
-{
-    typedef typename io<T>::C C;
-    constexpr int XV = 16 / (int)sizeof(T), P = 8 * POOL_BWD_FUSE / (int)sizeof(T), OW = 2 * P;
-    pool_args a = a0;
-    pool_walk(a, (a.in[2] + OW - 1) / OW, (a.in[1] + 1) / 2, a.in[0], p->x.dims[1],
-              p->x.dims[0]);
-    a.vx = pool_pack_ok<T>(p->x_ptr, &p->x, 4, XV);
-    a.vy = pool_pack_ok<T>(p->dy_ptr, &p->dy, 4, P);
-    a.vdx = pool_pack_ok<T>(p->out_ptr, &p->dx, 4, XV);
-    pool_row_fuse_kernel<T, P, PW><<<udnn_gpu_grid(c, a.count), UDNN_GPU_BLOCK, 0, c->stream>>>(
-        a, (const T *)p->x_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr, (C)p->alpha,
-        (C)p->beta);
-}
-#endif
 
 /* The forward on its fastest path: rows, channels or the general kernel. */
 template <class T>
@@ -2179,12 +1974,10 @@ static void pool_fwd_go(const udnn_gpu_context *c, const udnn_pool_problem *p, i
     const int64_t N = p->y.dims[0], C = p->y.dims[1];
     pool_args r = a;
     if (!c_last && geom >= 0) {
-#if POOL_ROW2_FWD
         if (geom == 0) {
             pool_row2_fwd_launch<T>(c, p, a, mode);
             return;
         }
-#endif
         r.vx = pool_vec_ok<T>(p->x_ptr, &p->x, 4);
         r.vy = pool_vec_ok<T>(p->out_ptr, &p->y, 4);
         POOL_ROW_SWITCH(geom, pool_row_fwd_launch, c, r, C, N, mode, p->x_ptr, p->out_ptr, NULL,
@@ -2215,22 +2008,12 @@ static int pool_bwd_fast(const udnn_gpu_context *c, const udnn_pool_problem *p, 
                      pool_vec_ok<T>(p->out_ptr, &p->dx, 1);
     const double al = p->alpha, be = p->beta;
     pool_args r = a;
-#if POOL_BWD_TILE
-    if (a.is_max && !c_last && pool_fuse_ok(p, sizeof(T)) &&
+    if (a.is_max && !c_last && pool_tile_ok(p, sizeof(T)) &&
         (p->pad[2] == 1 ? pool_row_tile_launch<T, 1>(c, p, a)
                         : pool_row_tile_launch<T, 0>(c, p, a))) {
         *st = udnn_gpu_launched();
         return 1;
     }
-#endif
-#if POOL_BWD_FUSE
-    if (a.is_max && !c_last && pool_fuse_ok(p, sizeof(T))) {
-        if (p->pad[2] == 1) pool_row_fuse_launch<T, 1>(c, p, a);
-        else pool_row_fuse_launch<T, 0>(c, p, a);
-        *st = udnn_gpu_launched();
-        return 1;
-    }
-#endif
     if (!overlap) {
         /* one pass over the windows */
         if (!c_last && geom == 0 && p->window[1] <= 2) {
