@@ -234,27 +234,6 @@ __device__ __forceinline__ void lrn_window_sums(const bool (&tap)[N], F v, C (&o
  * spreads over the multiprocessors. */
 #define LRN_WALK_BLOCK 128
 
-/* Experiment knobs (0 or unset: the walks as described above).
- * LRN_FWD16_P 8: the 16-bit forward walk takes 8 positions a thread (one
- *   16-byte vector a channel, as FLOAT's 4) where the positions allow it,
- *   in chunks of LRN_FWD16_U channels with LRN_FWD16_A chunks in flight;
- *   else 4 positions as before.
- * LRN_SEG_FILL 1: the forward walk splits the channels into segments
- *   wherever that fills the resident threads better, counting the halo
- *   each segment reads again (lrn_segments_fill). */
-#ifndef LRN_FWD16_P
-#define LRN_FWD16_P 4
-#endif
-#ifndef LRN_FWD16_U
-#define LRN_FWD16_U 4
-#endif
-#ifndef LRN_FWD16_A
-#define LRN_FWD16_A 1
-#endif
-#ifndef LRN_SEG_FILL
-#define LRN_SEG_FILL 0
-#endif
-
 typedef struct {
     int64_t c;               /* channels */
     int64_t ns, cs, ps;      /* strides of an image, a channel, a position (0 where the dim is 1) */
@@ -817,45 +796,18 @@ static unsigned lrn_blocks(const udnn_gpu_context *c, int64_t items, int block)
 /* Channel segments per column for a walk of `cols` columns when `resident`
  * threads fit on the device at once. Each thread walks a whole segment, so
  * the threads of one wave end together: too few columns leave the device
- * short of loads in flight (split until one wave is full), and a last wave
- * far from full leaves it idle (split so that it fills best, a little
- * against each split for the halo it reads twice). In place never splits:
- * a segment reads its neighbours' channels. */
+ * short of loads in flight, and a last wave far from full leaves it idle.
+ * Of 1 to 8 segments (more where few columns need them to fill one wave),
+ * the one whose walk fills the resident threads best (the last wave's
+ * share) times the share of the bytes moved that the halo (w channels a
+ * segment, read again) leaves: 2 * channels of each column (read and
+ * written) against 2 * channels + segs * w. In place never splits: a
+ * segment reads its neighbours' channels. H100, 64 x 256 x 56 x 56 f16
+ * (50176 columns of 4 positions, 59% of the resident threads unsplit):
+ * forward 2113 GB/s against 1842 with one segment wherever the columns
+ * fit one wave, backward 2300 against 2134. */
 static int64_t lrn_segments(int64_t cols, int64_t resident, int64_t channels, int64_t min_cb,
-                            int in_place)
-{
-    int64_t most = channels / min_cb;
-    if (in_place || most <= 1 || cols < 1) return 1;
-    if (2 * cols < resident) {
-        const int64_t s = resident / cols;
-        return s < most ? s : most;
-    }
-    if (cols <= resident) return 1;
-    int64_t best = 1;
-    double best_score = -1.0;
-    for (int64_t s = 1; s <= most && s <= 8; s++) {
-        const double waves = (double)(s * cols) / (double)resident;
-        const double score = waves / ceil(waves) - 0.02 * (double)(s - 1);
-        if (score > best_score + 1e-9) {
-            best = s;
-            best_score = score;
-        }
-    }
-    return best;
-}
-
-/* lrn_segments for LRN_SEG_FILL: of 1 to 8 segments (more where few
- * columns need them to fill one wave), the one whose walk fills the
- * resident threads best (the last wave's share) times the share of the
- * bytes moved that the halo (w channels a segment, read again) leaves:
- * 2 * channels of each column (read and written) against 2 * channels +
- * segs * w. The default's rule keeps one segment wherever the columns fit
- * one wave: 64 x 256 x 56 x 56 in 16 bits (50176 columns of 4 positions)
- * then fills 59% of the threads the device holds, 12 warps a
- * multiprocessor, too few for the walk's arithmetic per byte at half
- * FLOAT's bytes per element. */
-static int64_t lrn_segments_fill(int64_t cols, int64_t resident, int64_t channels, int64_t min_cb,
-                                 int in_place, int64_t u, int64_t w)
+                            int in_place, int64_t u, int64_t w)
 {
     const int64_t most = channels / min_cb;
     if (in_place || most <= 1 || cols < 1) return 1;
@@ -882,9 +834,9 @@ static int64_t lrn_segments_fill(int64_t cols, int64_t resident, int64_t channel
 
 /* The walk over g in groups of p positions, chunks of u channels, a
  * window cap of w + 1, for a kernel with blocks_per_sm resident blocks per
- * multiprocessor; fill: lrn_segments_fill's split. */
+ * multiprocessor. */
 static lrn_walk lrn_walk_of(const udnn_gpu_context *c, const lrn_geom &g, int p, int u, int w,
-                            int in_place, int64_t blocks_per_sm, int fill = 0)
+                            int in_place, int64_t blocks_per_sm)
 {
     lrn_walk a;
     memset(&a, 0, sizeof a);
@@ -898,8 +850,7 @@ static lrn_walk lrn_walk_of(const udnn_gpu_context *c, const lrn_geom &g, int p,
     int64_t min_cb = 2 * (w + u);
     if (min_cb < 16) min_cb = 16;
     const int64_t resident = blocks_per_sm * c->sm_count * LRN_WALK_BLOCK;
-    const int64_t segs = fill ? lrn_segments_fill(cols, resident, g.c, min_cb, in_place, u, w)
-                              : lrn_segments(cols, resident, g.c, min_cb, in_place);
+    const int64_t segs = lrn_segments(cols, resident, g.c, min_cb, in_place, u, w);
     a.cb = (g.c + segs - 1) / segs;
     a.cb = (a.cb + u - 1) / u * u;
     a.segs = (g.c + a.cb - 1) / a.cb;
@@ -963,24 +914,12 @@ static void lrn_fwd_walk_go(const udnn_gpu_context *c, const lrn_geom &g, int in
                             const udnn_lrn_problem *p, const lrn_cfg<typename io<T>::C> &f)
 {
     typedef lrn_chunk<T, NB + NA> ch;
-    /* LRN_FWD16_P's 16-byte vectors of 16-bit data take its chunks */
-    enum {
-        WIDE16 = sizeof(T) == 2 && P == 8,
-        U = WIDE16 ? LRN_FWD16_U : ch::FWD_U,
-        A = WIDE16 ? LRN_FWD16_A : ch::FWD_A
-    };
-    if constexpr (WIDE16 && NB + NA > 4) {
-        /* wider windows hold too many channels of 8 positions (150 to 200
-         * registers): 4 positions, which 8 aligned ones also are */
-        lrn_fwd_walk_go<T, 4, NB, NA, FULL, PK>(c, g, in_place, p, f);
-    } else {
-        const auto kernel = lrn_fwd_walk_kernel<T, P, U, A, NB, NA, FULL, PK>;
-        static int occupancy;
-        const int64_t per_sm = udnn_gpu_occupancy(kernel, LRN_WALK_BLOCK, 0, &occupancy);
-        const lrn_walk a = lrn_walk_of(c, g, P, U, NB + NA, in_place, per_sm, LRN_SEG_FILL);
-        kernel<<<lrn_blocks(c, a.items, LRN_WALK_BLOCK), LRN_WALK_BLOCK, 0, c->stream>>>(
-            a, (const T *)p->x_ptr, (T *)p->out_ptr, f);
-    }
+    const auto kernel = lrn_fwd_walk_kernel<T, P, ch::FWD_U, ch::FWD_A, NB, NA, FULL, PK>;
+    static int occupancy;
+    const int64_t per_sm = udnn_gpu_occupancy(kernel, LRN_WALK_BLOCK, 0, &occupancy);
+    const lrn_walk a = lrn_walk_of(c, g, P, ch::FWD_U, NB + NA, in_place, per_sm);
+    kernel<<<lrn_blocks(c, a.items, LRN_WALK_BLOCK), LRN_WALK_BLOCK, 0, c->stream>>>(
+        a, (const T *)p->x_ptr, (T *)p->out_ptr, f);
 }
 
 template <class T, int P, int NB, int NA, bool FULL, int PK>
@@ -1058,14 +997,6 @@ template <class T> static udnnStatus_t lrn_fwd(const udnn_gpu_context *c, const 
         enum { P = lrn_width<T>::WALK_P };
         const int vec = g.ps == 1 && lrn_vec_ok(p->x_ptr, es, P, g, 0) &&
                         lrn_vec_ok(p->out_ptr, es, P, g, 0);
-#if LRN_FWD16_P == 8
-        /* 16-bit: 8 positions (16 bytes) where they fit, else as before */
-        if constexpr (sizeof(T) == 2)
-            if (vec && lrn_vec_ok(p->x_ptr, es, 8, g, 0) && lrn_vec_ok(p->out_ptr, es, 8, g, 0)) {
-                LRN_GO(lrn_fwd_walk_go, 8, pk, p->n, c, g, in_place, p, f);
-                return udnn_gpu_launched();
-            }
-#endif
         if (vec) LRN_GO(lrn_fwd_walk_go, P, pk, p->n, c, g, in_place, p, f);
         else LRN_GO(lrn_fwd_walk_go, 1, pk, p->n, c, g, in_place, p, f);
     }
