@@ -1324,14 +1324,6 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, BWD ? BN_FLOW_MIN_BWD : BN_FLO
 #ifndef BN_KEEP_TEAMS
 #define BN_KEEP_TEAMS 1
 #endif
-/* Whether odd teams start when the team before has summed its first
- * item (1): teams launched together load, wait and store in lockstep, so
- * memory idles while all wait; half a round apart, one team's wait is
- * the other's load or store. */
-#ifndef BN_KEEP_STAGGER
-#define BN_KEEP_STAGGER 0
-#endif
-
 /* the loads of each tensor held in shared memory besides, for 16-byte
  * loads; channels innermost (ROWS) apart: H100, 64 x 256 x 56 x 56, f16
  * NHWC training 1164 GB/s with 16, 1004 with 24 */
@@ -1374,12 +1366,6 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, BN_KEEP_MIN)
     const uint32_t step = BN_KEEP_TEAMS ? gridDim.x / a.S * a.S : gridDim.x;
     uint32_t item = blockIdx.x;
     if (item >= a.NR || item >= step) return;
-    if (BN_KEEP_STAGGER && BN_KEEP_TEAMS && (item / a.S) % 2 == 1) {
-        /* the team before took group item / S - 1 first; it is resident
-         * (cooperative launch) and waits for no one, so this ends */
-        if (threadIdx.x == 0) bn_flow_spin(&a.done[item / a.S - 1], a.S);
-        __syncthreads();
-    }
     for (; item < a.NR; item += step) {
         const bn_flow_at at = bn_flow_locate<T, ROWS, W>(a, item);
         bn_pack<T, W> xr[U], gr[BWD ? U : 1];
