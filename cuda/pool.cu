@@ -961,8 +961,24 @@ POOL_FAST pool_row_cell_kernel(pool_args a, const T *__restrict__ x, const T *__
  * halo from memory) reached 1612 / 906. */
 #define POOL_ROW2_ROWS 2
 #define POOL_ROW2_MINB 4
+#ifndef POOL_TILE_BYTES
 #define POOL_TILE_BYTES 20480
+#endif
+#ifndef POOL_TILE_MINB
 #define POOL_TILE_MINB 4
+#endif
+/* Under measurement, off by default: POOL_TILE_PIPE 1 double-buffers
+ * pool_row_tile_kernel (a block issues its next tile's loads with cp.async
+ * before it computes this one: with 4 blocks a multiprocessor the memory
+ * idles while they compute), each buffer at most POOL_TILE_PIPE_BYTES; 2
+ * also sizes the grid to one wave of resident blocks, so that a block
+ * waits unhidden for its first tile's loads only once. */
+#ifndef POOL_TILE_PIPE
+#define POOL_TILE_PIPE 0
+#endif
+#ifndef POOL_TILE_PIPE_BYTES
+#define POOL_TILE_PIPE_BYTES 20480
+#endif
 
 /* Forward where the window along w is 2 wide, 2 apart and unpadded, and
  * at most 2 high (the 2x2 / 2 pooling): an item is P = 8 / sizeof(T)
@@ -1107,6 +1123,87 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
  * whose byte names it, in the gather's order, and stores 16 bytes at a
  * time. Shared memory: x rows, then dy rows, then the bytes. Not in place
  * (a tile reads the halo rows of x that its neighbours write as dx). */
+#if POOL_TILE_PIPE
+/* With POOL_TILE_PIPE, shared memory holds two buffers of x rows then dy
+ * rows (this tile's and the next one's, each rounded up to 16 bytes), then
+ * the bytes; x and dy move in copy units of a.vx and a.vy elements (16, 8
+ * or 4 bytes; a 16-bit element alone by a plain load).
+ *
+ * cp.async of 4 or 8 bytes (vendor.h has 16), the commit of the copies a
+ * thread issued since its last commit as one group, and the wait until at
+ * most the newest of its groups is in flight: inline PTX cp.async.ca,
+ * cp.async.commit_group and cp.async.wait_group 1 (sm_80 and later; before,
+ * and outside CUDA, a plain copy, nothing and nothing, as vendor.h does). */
+template <int BYTES> __device__ __forceinline__ void pool_copy_async(void *shared, const void *global)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(shared)),
+                 "l"(global), "n"(BYTES)
+                 : "memory");
+#else
+    typedef pool_pack<uint32_t, BYTES / 4> U;
+    *(U *)shared = *(const U *)global;
+#endif
+}
+__device__ __forceinline__ void pool_copy_async_commit(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pool_copy_async_wait_all_but_newest(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+#endif
+}
+
+/* One copy unit of `bytes` (16, 8 or 4; less: one element) from global
+ * to shared memory. */
+template <class T> __device__ __forceinline__ void pool_tile_copy(T *s, const T *g, int bytes)
+{
+    if (bytes == 16) udnnGpuCopyAsync16(s, g);
+    else if (bytes == 8) pool_copy_async<8>(s, g);
+    else if (bytes == 4) pool_copy_async<4>(s, g);
+    else *s = *g;
+}
+
+/* Issues the copies of tile `tile`'s x rows and dy rows into buf (the
+ * kernel's tile setup; X0, W0: its first x row and window row relative to
+ * the tile's). Rows outside x or dy are not copied: nothing reads them. */
+template <class T, int X0, int W0>
+__device__ __forceinline__ void pool_tile_issue(const pool_args &a, int64_t tile, int tc,
+                                                int pitch, int xrows, int wrows,
+                                                const T *__restrict__ x,
+                                                const T *__restrict__ dy, unsigned char *buf)
+{
+    int64_t t[5];
+    pool_split(a, tile, t);
+    const int c0 = (int)t[0] * tc, d = (int)t[1];
+    const int od = (int)udnn_gpu_div32_q(a.str_div[0], (uint32_t)d);
+    if (od * a.str[0] != d || od >= a.out[0]) return; /* no window: dx is 0 */
+    const int hx = c0 * 2 + X0, oh1 = c0 + W0, in1 = a.in[1], out1 = a.out[1], out2 = a.out[2];
+    const T *xp = x + t[3] * a.xs[0] + t[2] * a.xs[1] + (int64_t)d * a.xs[2];
+    const T *dyp = dy + t[3] * a.ys[0] + t[2] * a.ys[1] + (int64_t)od * a.ys[2];
+    T *xs = (T *)buf, *dys = xs + (int64_t)xrows * pitch;
+    const int ux = a.vx, xper = a.in[2] / ux, xb = ux * (int)sizeof(T);
+    for (int u = threadIdx.x; u < xrows * xper; u += blockDim.x) {
+        const int r = u / xper, q = u - r * xper, h = hx + r;
+        if (h >= 0 && h < in1)
+            pool_tile_copy(xs + r * pitch + q * ux,
+                           xp + (int64_t)h * a.xs[3] + (int64_t)q * ux * a.xs[4], xb);
+    }
+    const int uy = a.vy, yper = out2 / uy, yb = uy * (int)sizeof(T);
+    for (int u = threadIdx.x; u < wrows * yper; u += blockDim.x) {
+        const int r = u / yper, q = u - r * yper, oh = oh1 + r;
+        if (oh >= 0 && oh < out1)
+            pool_tile_copy(dys + r * out2 + q * uy,
+                           dyp + (int64_t)oh * a.ys[3] + (int64_t)q * uy * a.ys[4], yb);
+    }
+}
+#endif
+
 template <class T, int PW>
 __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
     pool_row_tile_kernel(pool_args a, int tc, int pitch, const T *__restrict__ x,
@@ -1126,9 +1223,18 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
     extern __shared__ __align__(16) unsigned char pool_tile_smem[];
     const int in1 = a.in[1], in2 = a.in[2], out1 = a.out[1], out2 = a.out[2];
     const int xrows = (tc - 1) * SW + NXR, wrows = tc + NWR - 1;
+#if POOL_TILE_PIPE
+    const int bufb = ((xrows * pitch + wrows * out2) * (int)sizeof(T) + 15) / 16 * 16;
+    uint8_t *args = pool_tile_smem + 2 * bufb; /* wrows x out2 */
+    int buf = 0;                               /* this tile's buffer */
+    if (blockIdx.x < a.count)
+        pool_tile_issue<T, X0, W0>(a, blockIdx.x, tc, pitch, xrows, wrows, x, dy, pool_tile_smem);
+    pool_copy_async_commit();
+#else
     T *xs = (T *)pool_tile_smem;                  /* xrows x pitch */
     T *dys = xs + (int64_t)xrows * pitch;         /* wrows x out2 */
     uint8_t *args = (uint8_t *)(dys + (int64_t)wrows * out2); /* wrows x out2 */
+#endif
     const C pad = pool_pad<C>(POOL_MAX, a.propagate_nan);
     const int nv = in2 / XV; /* whole slots a row (vx) */
     for (int64_t tile = blockIdx.x; tile < a.count; tile += gridDim.x) {
@@ -1142,6 +1248,20 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
         const T *xp = x + t[3] * a.xs[0] + t[2] * a.xs[1] + (int64_t)d * a.xs[2];
         const T *dyp = dy + t[3] * a.ys[0] + t[2] * a.ys[1] + (int64_t)od * a.ys[2];
         T *dxp = dx + t[3] * a.xs2[0] + t[2] * a.xs2[1] + (int64_t)d * a.xs2[2];
+#if POOL_TILE_PIPE
+        /* this tile's x and dy were issued a tile ago; the next tile's go
+         * into the other buffer, which the last tile read, before this one
+         * is computed */
+        (void)xp, (void)dyp, (void)nv;
+        T *const xs = (T *)(pool_tile_smem + buf * bufb), *const dys = xs + (int64_t)xrows * pitch;
+        buf ^= 1;
+        __syncthreads(); /* the last tile's shared memory is read */
+        if (tile + gridDim.x < a.count)
+            pool_tile_issue<T, X0, W0>(a, tile + gridDim.x, tc, pitch, xrows, wrows, x, dy,
+                                       pool_tile_smem + buf * bufb);
+        pool_copy_async_commit();
+        pool_copy_async_wait_all_but_newest(); /* this thread's copies of this tile */
+#else
         __syncthreads(); /* the last tile's shared memory is read */
         if (dlive) {
             /* x's units (XV columns where vx, else one) and dy's elements,
@@ -1179,6 +1299,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
                 }
             }
         }
+#endif
         __syncthreads();
         if (dlive) {
             /* each window's argmax */
@@ -1930,6 +2051,18 @@ static int pool_tile_ok(const udnn_pool_problem *p, size_t elem)
     return xhi <= dlo || dhi <= xlo;
 }
 
+#if POOL_TILE_PIPE
+/* pool_row_tile_kernel's copy unit for the rows (len elements each) of t at
+ * ptr with POOL_TILE_PIPE: the most elements, to 16 bytes, that it moves at
+ * a time and that divide len, at least 4 bytes; else 1. */
+template <class T> static int pool_tile_unit(const void *ptr, const udnn_tensor *t, int len)
+{
+    for (int n = 16 / (int)sizeof(T); n * (int)sizeof(T) >= 4; n /= 2)
+        if (len % n == 0 && pool_pack_ok<T>(ptr, t, 4, n)) return n;
+    return 1;
+}
+#endif
+
 /* The tiled max backward (a: pool_args_of for dx with dy's and dx's
  * strides); 0 when not even a tile of one cell row fits POOL_TILE_BYTES
  * of shared memory. Tiles as tall as fit, evened out over the plane. */
@@ -1947,19 +2080,52 @@ static int pool_row_tile_launch(const udnn_gpu_context *c, const udnn_pool_probl
                    sizeof(T) +
                (size_t)(tc + 1) * (size_t)out2;
     };
+#if POOL_TILE_PIPE
+    /* a buffer: the x and dy rows rounded up to 16 bytes, as the kernel's
+     * (two of them), and the bytes (one) */
+    auto rows16 = [&](int tc) { return (bytes(tc) - (size_t)(tc + 1) * out2 + 15) / 16 * 16; };
+    auto buffer = [&](int tc) { return rows16(tc) + (size_t)(tc + 1) * out2; };
+    if (buffer(1) > POOL_TILE_PIPE_BYTES) return 0;
+    int tc = 1;
+    while (tc < cells && buffer(tc + 1) <= POOL_TILE_PIPE_BYTES) tc++;
+#else
     if (bytes(1) > POOL_TILE_BYTES) return 0;
     int tc = 1;
     while (tc < cells && bytes(tc + 1) <= POOL_TILE_BYTES) tc++;
+#endif
     const int ntiles = (cells + tc - 1) / tc;
     tc = (cells + ntiles - 1) / ntiles;
     pool_args a = a0;
     pool_walk(a, ntiles, a.in[0], p->x.dims[1], p->x.dims[0], 1);
     a.vx = pool_pack_ok<T>(p->x_ptr, &p->x, 4, XV) && a.in[2] % XV == 0;
     a.vdx = pool_pack_ok<T>(p->out_ptr, &p->dx, 4, XV);
+#if POOL_TILE_PIPE
+    a.vx = pool_tile_unit<T>(p->x_ptr, &p->x, a.in[2]);
+    a.vy = pool_tile_unit<T>(p->dy_ptr, &p->dy, out2);
+    const size_t shared = 2 * rows16(tc) + (size_t)(tc + 1) * out2;
+    static int granted; /* the leave for the most a launch asks */
+    if (2 * POOL_TILE_PIPE_BYTES > 48 * 1024 &&
+        !udnn_gpu_allow_shared(pool_row_tile_kernel<T, PW>, 2 * POOL_TILE_PIPE_BYTES, &granted))
+        return 0;
+    int64_t blocks = c->max_blocks;
+#if POOL_TILE_PIPE == 2
+    /* asked at each launch: the answer depends on the shared bytes */
+    int resident = 0;
+    if (udnnGpuOccupancyMaxActiveBlocksPerMultiprocessor(&resident, pool_row_tile_kernel<T, PW>,
+                                                         UDNN_GPU_BLOCK, shared) == udnnGpuSuccess &&
+        resident > 0)
+        blocks = (int64_t)resident * c->sm_count;
+#endif
+    const unsigned grid = (unsigned)(a.count < blocks ? a.count : blocks);
+    pool_row_tile_kernel<T, PW><<<grid, UDNN_GPU_BLOCK, shared, c->stream>>>(
+        a, tc, pitch, (const T *)p->x_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr, (C)p->alpha,
+        (C)p->beta);
+#else
     const unsigned grid = (unsigned)(a.count < c->max_blocks ? a.count : c->max_blocks);
     pool_row_tile_kernel<T, PW><<<grid, UDNN_GPU_BLOCK, bytes(tc), c->stream>>>(
         a, tc, pitch, (const T *)p->x_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr, (C)p->alpha,
         (C)p->beta);
+#endif
     return 1;
 }
 
