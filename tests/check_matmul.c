@@ -10,14 +10,6 @@
 
 #include "tests/testutil.h"
 
-/* Every backend, with a fresh handle. */
-#define FOR_EACH_BACKEND(h, bk)                                                     \
-    udnnBackend_t bks_[3];                                                          \
-    int nbk_ = tu_backends(bks_);                                                   \
-    for (int bi_ = 0; bi_ < nbk_; bi_++)                                            \
-        for (udnnBackend_t bk = bks_[bi_]; bk == bks_[bi_]; bk = (udnnBackend_t)-1) \
-            for (udnnHandle_t h = tu_handle(bk); h != NULL; udnnDestroy(h), h = NULL)
-
 static void *ptr(const tu_tensor *t)
 {
     return tu_buf_ptr(&t->buf);
@@ -137,7 +129,7 @@ START_TEST(test_matmul_tiny)
     const udnnDataType_t t = tu_float_types[_i];
     const double av[2][3] = {{1, 2, 3}, {4, 5, 6}}, bv[3][2] = {{7, 8}, {9, 10}, {11, 12}};
     const double plain[4] = {58, 64, 139, 154}, blended[4] = {31, 36, 75.5, 85};
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     for (int tr = 0; tr < 4; tr++) {
         const int ta = tr & 1, tb = tr >> 1;
         int ad[2], bd[2];
@@ -180,7 +172,7 @@ START_TEST(test_matmul_tiny_broadcast)
 {
     const int ad[3] = {2, 2, 3}, bd[2] = {3, 2}, cd[3] = {2, 2, 2};
     const double want[8] = {58, 64, 139, 154, -58, -64, -139, -154};
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor a, b, c;
         tu_tensor_init(&a, h, UDNN_DATA_FLOAT, 3, ad, TU_NHWC);
@@ -224,7 +216,7 @@ START_TEST(test_matmul)
     const int tb = (_i / N_FORMS) % 2, ta = (_i / N_FORMS / 2) % 2;
     const udnnDataType_t t = tu_float_types[_i / N_FORMS / 4];
     tu_seed_fresh();
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         int run = 0;
         for (int mi = 0; mi < 5; mi++)
@@ -290,7 +282,7 @@ START_TEST(test_matmul_trans_nonzero)
 {
     const int ad[2] = {3, 2}, bd[2] = {4, 3}, cd[2] = {2, 4};
     tu_seed_fresh();
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor a, b, c;
         tu_tensor_init(&a, h, UDNN_DATA_DOUBLE, 2, ad, TU_STRIDED);
@@ -320,7 +312,7 @@ START_TEST(test_matmul_long_k)
     const udnnDataType_t t = tu_float_types[_i];
     const int ad[2] = {9, 1024}, bd[2] = {1024, 5}, cd[2] = {9, 5};
     tu_seed_fresh();
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor a, b, c;
         mm_tensor_init(&a, h, t, 2, ad, MM_ROW_PADDED);
@@ -348,7 +340,7 @@ START_TEST(test_matmul_rejects)
 {
     static const char fn[] = "udnnMatMul";
     const int ad[3] = {3, 2, 4}, bd[3] = {3, 4, 5}, cd[3] = {3, 2, 5};
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor a, b, c;
         tu_tensor_init(&a, h, UDNN_DATA_FLOAT, 3, ad, TU_NCHW);
@@ -396,7 +388,7 @@ START_TEST(test_matmul_rejects_types_and_ranks)
     static const char fn[] = "udnnMatMul";
     const int ad[3] = {3, 2, 4}, bd[3] = {3, 4, 5}, cd[3] = {3, 2, 5}, d4[4] = {1, 3, 2, 4},
               a2[2] = {2, 4}, b2[2] = {4, 5}, c2[2] = {2, 5};
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor a, b, c;
         tu_tensor_init(&a, h, UDNN_DATA_FLOAT, 3, ad, TU_NCHW);
@@ -451,7 +443,7 @@ START_TEST(test_matmul_rejects_shapes)
     const int b_k3[3] = {3, 3, 5}, c_m3[3] = {3, 3, 5}, c_n4[3] = {3, 2, 4},
               a_b2[3] = {2, 2, 4}, b_b2[3] = {2, 4, 5}, c_b1[3] = {1, 2, 5}, c_b2[3] = {2, 2, 5},
               a1[3] = {1, 2, 4}, c1[3] = {1, 2, 5}, a2[2] = {2, 4}, b2[2] = {4, 5};
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor a, b, c;
         tu_tensor_init(&a, h, UDNN_DATA_FLOAT, 3, ad, TU_NCHW);

@@ -36,14 +36,6 @@ static const shape shapes[] = {
 };
 #define N_SHAPES (int)(sizeof shapes / sizeof *shapes)
 
-/* Every backend, with a fresh handle. */
-#define FOR_EACH_BACKEND(h, bk)                                                     \
-    udnnBackend_t bks_[3];                                                          \
-    int nbk_ = tu_backends(bks_);                                                   \
-    for (int bi_ = 0; bi_ < nbk_; bi_++)                                            \
-        for (udnnBackend_t bk = bks_[bi_]; bk == bks_[bi_]; bk = (udnnBackend_t)-1) \
-            for (udnnHandle_t h = tu_handle(bk); h != NULL; udnnDestroy(h), h = NULL)
-
 static void *ptr(const tu_tensor *t)
 {
     return tu_buf_ptr(&t->buf);
@@ -235,7 +227,7 @@ START_TEST(test_reduce_tiny)
     const udnnReduceTensorOp_t op = (udnnReduceTensorOp_t)_i;
     const int sel = is_selection(op);
     const int adims[2] = {2, 3}, cshapes[3][2] = {{2, 1}, {1, 3}, {1, 1}};
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor a;
         tu_tensor_init(&a, h, UDNN_DATA_FLOAT, 2, adims, TU_STRIDED);
@@ -282,7 +274,7 @@ START_TEST(test_reduce_op)
     const udnnDataType_t t = tu_float_types[_i % 4];
     const int sel = is_selection(op);
     tu_seed_fresh();
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         int run = 0;
         for (int l = 0; l < 3; l++)
@@ -352,7 +344,7 @@ START_TEST(test_reduce_indices_ties)
     const udnnIndicesType_t it = (udnnIndicesType_t)(_i % 4);
     const int adims[4] = {2, 5, 3, 3};
     tu_seed_fresh();
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     for (int ti = 0; ti < 4; ti++)
         for (unsigned mask = 0; mask < 16; mask++) {
             const udnnDataType_t t = tu_float_types[ti];
@@ -401,7 +393,7 @@ START_TEST(test_reduce_no_indices_untouched)
 {
     const int adims[4] = {2, 3, 4, 5}, cdims[4] = {2, 1, 4, 1};
     tu_seed_fresh();
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     for (int k = 0; k < 3; k++) {
         tu_tensor a, c;
         tu_tensor_init(&a, h, UDNN_DATA_FLOAT, 4, adims, TU_NHWC);
@@ -454,7 +446,7 @@ START_TEST(test_reduce_nan)
     const udnnNanPropagation_t nan = (udnnNanPropagation_t)(_i % 2);
     const int prop = nan == UDNN_PROPAGATE_NAN;
     tu_seed_fresh();
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         const int hd[2] = {3, 4}, hc[2] = {3, 1};
         const double hv[12] = {1, -3, 2, -3, 4, -6, NAN, 5, NAN, NAN, NAN, NAN};
@@ -528,7 +520,7 @@ START_TEST(test_reduce_nan_arithmetic)
     const udnnReduceTensorOp_t op = ops[_i / 2];
     const int d[2] = {2, 3}, cd[2] = {2, 1};
     const double v[6] = {1, 2, 3, 4, NAN, 0};
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     for (int ti = 0; ti < 4; ti++) {
         const udnnDataType_t t = tu_float_types[ti];
         tu_tensor a, c;
@@ -565,7 +557,7 @@ START_TEST(test_reduce_in_place)
 {
     const int dims[4] = {2, 3, 2, 5};
     tu_seed_fresh();
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     for (int op = 0; op < N_OPS; op++) {
         tu_tensor a;
         tu_tensor_init(&a, h, UDNN_DATA_DOUBLE, 4, dims, TU_STRIDED);
@@ -592,7 +584,7 @@ END_TEST
 START_TEST(test_reduction_sizes)
 {
     const int adims[5] = {2, 3, 4, 5, 6}, cdims[5] = {2, 1, 4, 1, 6};
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         udnnTensorDescriptor_t a = tu_packed_desc(UDNN_DATA_HALF, 5, adims),
                                c = tu_packed_desc(UDNN_DATA_HALF, 5, cdims);
@@ -623,7 +615,7 @@ START_TEST(test_reduce_rejects)
     static const char fn[] = "udnnReduceTensor";
     const int adims[4] = {2, 3, 4, 5}, cdims[4] = {2, 1, 4, 1}, bad[4] = {2, 2, 4, 1},
               c3[3] = {2, 1, 4}, big[4] = {1, 1, 17, 17}, one4[4] = {1, 1, 1, 1};
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor a, c;
         tu_tensor_init(&a, h, UDNN_DATA_FLOAT, 4, adims, TU_NCHW);
@@ -725,7 +717,7 @@ START_TEST(test_reduction_sizes_reject)
                                        "udnnGetReductionWorkspaceSize"};
     const int adims[4] = {2, 3, 4, 5}, cdims[4] = {2, 1, 4, 1}, bad[4] = {2, 3, 2, 1},
               big[4] = {1, 1, 300, 300}, one4[4] = {1, 1, 1, 1};
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     for (int q = 0; q < 2; q++) {
         udnnStatus_t (*query)(udnnHandle_t, const udnnReduceTensorDescriptor_t,
                               const udnnTensorDescriptor_t, const udnnTensorDescriptor_t,

@@ -73,21 +73,13 @@ static void fill_signed(tu_tensor *t, double lo, double hi)
     tu_upload(t);
 }
 
-/* Every backend, with a fresh handle. */
-#define FOR_EACH_BACKEND(h, bk)                                                     \
-    udnnBackend_t bks_[3];                                                          \
-    int nbk_ = tu_backends(bks_);                                                   \
-    for (int bi_ = 0; bi_ < nbk_; bi_++)                                            \
-        for (udnnBackend_t bk = bks_[bi_]; bk == bks_[bi_]; bk = (udnnBackend_t)-1) \
-            for (udnnHandle_t h = tu_handle(bk); h != NULL; udnnDestroy(h), h = NULL)
-
 /* ---- hand-computed tiny cases ---------------------------------------------------- */
 
 static const int tiny_dims[4] = {1, 2, 1, 2};
 
 START_TEST(test_set_tensor_tiny)
 {
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor y, q;
         tu_tensor_init(&y, h, UDNN_DATA_FLOAT, 4, tiny_dims, TU_NCHW);
@@ -110,7 +102,7 @@ END_TEST
 
 START_TEST(test_scale_tensor_tiny)
 {
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor y;
         tu_tensor_init(&y, h, UDNN_DATA_DOUBLE, 4, tiny_dims, TU_STRIDED);
@@ -127,7 +119,7 @@ END_TEST
 
 START_TEST(test_add_tensor_tiny_bias)
 {
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor a, c;
         const int bias_dims[4] = {1, 2, 1, 1};
@@ -152,7 +144,7 @@ END_TEST
 /* NCHW [1, 2, 3, 4] (c0: 1 2, c1: 3 4) lands in NHWC memory as 1 3 2 4. */
 START_TEST(test_transform_tensor_tiny_nchw_to_nhwc)
 {
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor x, y;
         tu_tensor_init(&x, h, UDNN_DATA_FLOAT, 4, tiny_dims, TU_NCHW);
@@ -185,7 +177,7 @@ START_TEST(test_op_tensor_tiny)
 {
     const udnnOpTensorOp_t op = (udnnOpTensorOp_t)_i;
     const int one[4] = {1, 1, 1, 1};
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor a, b, c;
         tu_tensor_init(&a, h, UDNN_DATA_FLOAT, 4, tiny_dims, TU_NCHW);
@@ -217,7 +209,7 @@ START_TEST(test_op_tensor_nan_propagation)
     const udnnOpTensorOp_t op = (_i & 1) ? UDNN_OP_TENSOR_MAX : UDNN_OP_TENSOR_MIN;
     const udnnNanPropagation_t nan_opt = (_i & 2) ? UDNN_PROPAGATE_NAN : UDNN_NOT_PROPAGATE_NAN;
     const double av[4] = {NAN, 1, 2, NAN}, bv[4] = {1, NAN, 3, NAN};
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor a, b, c;
         tu_tensor_init(&a, h, UDNN_DATA_FLOAT, 4, tiny_dims, TU_NCHW);
@@ -259,7 +251,7 @@ START_TEST(test_set_tensor)
 {
     tu_seed_fresh();
     const udnnDataType_t t = set_types[_i];
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     for (int s = 0; s < N_SHAPES; s++)
         for (int l = 0; l < 3; l++) {
             tu_tensor y;
@@ -294,7 +286,7 @@ START_TEST(test_scale_tensor)
 {
     tu_seed_fresh();
     const udnnDataType_t t = tu_float_types[_i];
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     for (int s = 0; s < N_SHAPES; s++)
         for (int l = 0; l < 3; l++) {
             tu_tensor y;
@@ -361,7 +353,7 @@ START_TEST(test_add_tensor)
     tu_seed_fresh();
     const udnnDataType_t t = tu_float_types[_i % 4];
     const shape *form = add_forms[_i / 4];
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     for (int lc = 0; lc < 3; lc++)
         for (int la = 0; la < 3; la++)
             for (int b = 0; b < 2; b++)
@@ -374,7 +366,7 @@ START_TEST(test_add_tensor_in_place)
 {
     tu_seed_fresh();
     const udnnDataType_t t = tu_float_types[_i];
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     for (int l = 0; l < 3; l++) {
         tu_tensor c;
         tu_tensor_init(&c, h, t, 4, shapes[2].dims, layouts[l]);
@@ -398,7 +390,7 @@ START_TEST(test_transform_tensor)
 {
     tu_seed_fresh();
     const udnnDataType_t tx = tu_float_types[_i / 4], ty = tu_float_types[_i % 4];
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     for (int s = 0; s < N_SHAPES; s++)
         for (int lx = 0; lx < 3; lx++)
             for (int ly = 0; ly < 3; ly++)
@@ -431,7 +423,7 @@ START_TEST(test_transform_tensor_in_place)
 {
     tu_seed_fresh();
     const udnnDataType_t t = tu_float_types[_i];
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     for (int l = 0; l < 3; l++) {
         tu_tensor y;
         tu_tensor_init(&y, h, t, 5, shapes[5].dims, layouts[l]);
@@ -535,7 +527,7 @@ START_TEST(test_op_tensor)
     tu_seed_fresh();
     const udnnOpTensorOp_t op = (udnnOpTensorOp_t)(_i / 4);
     const udnnDataType_t t = tu_float_types[_i % 4];
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     for (int f = 0; f < N_OP_FORMS; f++)
         for (int lc = 0; lc < 3; lc++)
             for (int la = 0; la < 3; la++)
@@ -556,7 +548,7 @@ START_TEST(test_op_tensor_in_place)
     tu_seed_fresh();
     const udnnOpTensorOp_t op = (udnnOpTensorOp_t)_i;
     const int *dims = shapes[4].dims;
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     for (int ti = 0; ti < 4; ti++)
         for (int l = 0; l < 3; l++)
             for (int into_b = 0; into_b < 1 + !is_unary(op); into_b++) {
@@ -594,7 +586,7 @@ START_TEST(test_op_tensor_unary_without_b)
 {
     tu_seed_fresh();
     const udnnOpTensorOp_t op = _i ? UDNN_OP_TENSOR_NOT : UDNN_OP_TENSOR_SQRT;
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor a, c;
         tu_tensor_init(&a, h, UDNN_DATA_FLOAT, 4, shapes[2].dims, TU_NHWC);
@@ -621,7 +613,7 @@ static const int vdims[4] = {2, 3, 4, 5};
 
 START_TEST(test_set_tensor_rejects)
 {
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor y;
         tu_tensor_init(&y, h, UDNN_DATA_FLOAT, 4, vdims, TU_NCHW);
@@ -649,7 +641,7 @@ END_TEST
 
 START_TEST(test_scale_tensor_rejects)
 {
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor y;
         tu_tensor_init(&y, h, UDNN_DATA_FLOAT, 4, vdims, TU_NCHW);
@@ -677,7 +669,7 @@ END_TEST
 
 START_TEST(test_add_tensor_rejects)
 {
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor a, c;
         const int bias[4] = {1, 3, 1, 1};
@@ -731,7 +723,7 @@ END_TEST
 
 START_TEST(test_transform_tensor_rejects)
 {
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor x, y;
         tu_tensor_init(&x, h, UDNN_DATA_FLOAT, 4, vdims, TU_NCHW);
@@ -834,7 +826,7 @@ END_TEST
 
 START_TEST(test_op_tensor_rejects)
 {
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         tu_tensor a, b, c;
         const int bias[4] = {1, 3, 1, 1};
@@ -1077,7 +1069,7 @@ END_TEST
 
 START_TEST(test_dropout_sizes)
 {
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         size_t bytes = 0;
         tu_ok(udnnDropoutGetStatesSize(h, &bytes));
@@ -1098,7 +1090,7 @@ END_TEST
 START_TEST(test_dropout_descriptor)
 {
     tu_seed_fresh();
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         udnnDropoutDescriptor_t dd;
         tu_ok(udnnCreateDropoutDescriptor(&dd));
@@ -1144,7 +1136,7 @@ END_TEST
 
 START_TEST(test_dropout_rejects)
 {
-    FOR_EACH_BACKEND(h, bk)
+    TU_FOR_EACH_BACKEND(h, bk)
     {
         udnnDropoutDescriptor_t dd;
         tu_ok(udnnCreateDropoutDescriptor(&dd));

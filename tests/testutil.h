@@ -21,6 +21,15 @@ const char *tu_backend_name(udnnBackend_t b);
 int tu_device_present(udnnBackend_t b);
 /* A handle on backend b (asserts success). */
 udnnHandle_t tu_handle(udnnBackend_t b);
+/* Runs the statement that follows once per backend of tu_backends, with
+ * bk that backend and h a handle on it, destroyed after the statement
+ * (which must not leave the loops by break or return). */
+#define TU_FOR_EACH_BACKEND(h, bk)                                                  \
+    udnnBackend_t bks_[3];                                                          \
+    int nbk_ = tu_backends(bks_);                                                   \
+    for (int bi_ = 0; bi_ < nbk_; bi_++)                                            \
+        for (udnnBackend_t bk = bks_[bi_]; bk == bks_[bi_]; bk = (udnnBackend_t)-1) \
+            for (udnnHandle_t h = tu_handle(bk); h != NULL; udnnDestroy(h), h = NULL)
 
 /* ---- errors -------------------------------------------------------------------- */
 
