@@ -254,19 +254,16 @@ START_TEST(test_wide_columns)
     tu_seed_fresh();
     udnnDataType_t t = tu_float_types[_i % N_TYPES];
     tu_layout l = (tu_layout)((_i / N_TYPES) % N_LAYOUTS);
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int n = 0; n < N_LRN_NS; n++)
             for (int s = 0; s < N_WIDE_SHAPES; s++) {
                 lrn_params prm = param_sets[(n + s + _i) % N_PARAMS];
-                check_problem(h, be[b], t, l, lrn_ns[n], prm, wide_shapes[s][0],
+                check_problem(h, bk, t, l, lrn_ns[n], prm, wide_shapes[s][0],
                               &wide_shapes[s][1], 1.0, 0.0);
-                check_problem(h, be[b], t, l, lrn_ns[n], prm, wide_shapes[s][0],
+                check_problem(h, bk, t, l, lrn_ns[n], prm, wide_shapes[s][0],
                               &wide_shapes[s][1], -1.25, 0.5);
             }
-        udnnDestroy(h);
     }
 }
 END_TEST

@@ -597,17 +597,14 @@ START_TEST(test_long_rows)
     int fam = _i % 2;
     udnnDataType_t t = tu_float_types[(_i / 2) % N_TYPES];
     tu_layout l = (tu_layout)(_i / (2 * N_TYPES));
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int s = 0; s < N_LONG_SHAPES; s++) {
             char what[160];
-            snprintf(what, sizeof what, "%s %s %s %s long rows %d", tu_backend_name(be[b]),
+            snprintf(what, sizeof what, "%s %s %s %s long rows %d", tu_backend_name(bk),
                      fam_names[fam], tu_dtype_name(t), tu_layout_name(l), s);
             check_case(h, what, fam, 1, t, l, long_shapes[s][0], &long_shapes[s][1], 1e-2, 1);
         }
-        udnnDestroy(h);
     }
 }
 END_TEST

@@ -525,15 +525,12 @@ START_TEST(test_wide_rows)
     int mode = _i % N_MODES;
     udnnDataType_t t = tu_float_types[(_i / N_MODES) % N_TYPES];
     tu_layout l = (tu_layout)(_i / (N_MODES * N_TYPES));
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int s = 0; s < N_WIDE; s++) {
-            check_problem(h, be[b], mode, t, l, &wide_shapes[s], s, 1.0, 0.0);
-            check_problem(h, be[b], mode, t, l, &wide_shapes[s], s, 1.5, -0.75);
+            check_problem(h, bk, mode, t, l, &wide_shapes[s], s, 1.0, 0.0);
+            check_problem(h, bk, mode, t, l, &wide_shapes[s], s, 1.5, -0.75);
         }
-        udnnDestroy(h);
     }
 }
 END_TEST
