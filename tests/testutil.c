@@ -15,13 +15,28 @@
 
 /* ---- backends -------------------------------------------------------------- */
 
+/* Whether UDNN_TEST_BACKENDS (a comma-separated list of names; unset or
+ * empty: all) lets the suites run on backend b. tests/ref-only.sh sets it to
+ * cpu: it tests the CPU oracle, and the GPU runs of the suites are done. */
+static int backend_selected(udnnBackend_t b)
+{
+    const char *list = getenv("UDNN_TEST_BACKENDS");
+    if (list == NULL || *list == '\0') return 1;
+    const char *name = tu_backend_name(b);
+    size_t len = strlen(name);
+    for (const char *p = list; *p != '\0'; p += strcspn(p, ","), p += *p == ',')
+        if (strcspn(p, ",") == len && strncmp(p, name, len) == 0) return 1;
+    return 0;
+}
+
 int tu_backends(udnnBackend_t out[3])
 {
     static const udnnBackend_t all[3] = {UDNN_BACKEND_CPU, UDNN_BACKEND_CUDA, UDNN_BACKEND_HIP};
     int n = 0;
     for (int i = 0; i < 3; i++) {
         int count = 0;
-        if (udnnGetDeviceCount(all[i], &count) == UDNN_STATUS_SUCCESS && count > 0)
+        if (backend_selected(all[i]) && udnnGetDeviceCount(all[i], &count) == UDNN_STATUS_SUCCESS &&
+            count > 0)
             out[n++] = all[i];
     }
     return n;

@@ -12,7 +12,8 @@
 
 /* ---- backends ---------------------------------------------------------------- */
 
-/* The backends that have a device here, CPU first; returns the count. */
+/* The backends that have a device here, CPU first, less those that
+ * UDNN_TEST_BACKENDS (e.g. "cpu" or "cpu,cuda") leaves out; returns the count. */
 int tu_backends(udnnBackend_t out[3]);
 const char *tu_backend_name(udnnBackend_t b);
 /* Whether backend b has a device, asked in a child process so that this
