@@ -953,32 +953,20 @@ POOL_FAST pool_row_cell_kernel(pool_args a, const T *__restrict__ x, const T *__
 
 /* pool_row2_fwd_kernel's output rows an item; the row kernels' resident
  * blocks per multiprocessor asked of the compiler (a register cap: 65536 /
- * (256 MINB)); pool_row_tile_kernel's most shared memory a block. H100,
- * 64 x 256 x 56 x 56: 2 rows of 4 blocks moved f16 2x2 forward from 1178
- * to 2282 GB/s (1 row, or 4 of 3 blocks: 2222); tiles of 20 KB took max
- * 3x3 / 2 backward from 1588 to 1786 (f32) and 711 to 938 (f16), where 8
- * KB made it slower (1096 f32) and a tile of registers (each item its own
- * halo from memory) reached 1612 / 906. */
+ * (256 MINB)); the most shared memory of each of pool_row_tile_kernel's two
+ * tile buffers. H100, 64 x 256 x 56 x 56: 2 rows of 4 blocks moved f16 2x2
+ * forward from 1178 to 2282 GB/s (1 row, or 4 of 3 blocks: 2222). Max 3x3
+ * / 2 backward: one tile of 20 KB took it from 1588 to 1786 (f32) and 711
+ * to 938 (f16), where 8 KB made it slower (1096 f32) and a tile of
+ * registers (each item its own halo from memory) reached 1612 / 906; two
+ * buffers of 20 KB, the next tile's loads in flight while a block computes
+ * this one, took it on to 2065 / 1166 (MINB 5: 1575 / 931; MINB 6: 2116 /
+ * 1166, the same within the spread; the grid one wave of resident blocks:
+ * 1901 / 1064). */
 #define POOL_ROW2_ROWS 2
 #define POOL_ROW2_MINB 4
-#ifndef POOL_TILE_BYTES
-#define POOL_TILE_BYTES 20480
-#endif
-#ifndef POOL_TILE_MINB
 #define POOL_TILE_MINB 4
-#endif
-/* Under measurement, off by default: POOL_TILE_PIPE 1 double-buffers
- * pool_row_tile_kernel (a block issues its next tile's loads with cp.async
- * before it computes this one: with 4 blocks a multiprocessor the memory
- * idles while they compute), each buffer at most POOL_TILE_PIPE_BYTES; 2
- * also sizes the grid to one wave of resident blocks, so that a block
- * waits unhidden for its first tile's loads only once. */
-#ifndef POOL_TILE_PIPE
-#define POOL_TILE_PIPE 0
-#endif
-#ifndef POOL_TILE_PIPE_BYTES
-#define POOL_TILE_PIPE_BYTES 20480
-#endif
+#define POOL_TILE_BYTES 20480
 
 /* Forward where the window along w is 2 wide, 2 apart and unpadded, and
  * at most 2 high (the 2x2 / 2 pooling): an item is P = 8 / sizeof(T)
@@ -1115,19 +1103,20 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
  * along d (the 3x3 / 2 pooling after a ResNet stem), through shared
  * memory (else the argmax bytes to scratch and their gather): a block takes a tile of tc
  * cell rows (dx rows [H, H + 2tc)) of one plane, whole rows wide (walk:
- * tiles of a plane, d, c, n). It loads the x rows the tile's windows span
- * and their dy with 16-byte accesses where x allows (every x element read
- * once from memory, only the tile's halo rows twice), finds the argmax of
- * each window once (pool_row_fwd_kernel's rule) into a byte in shared
- * memory, then gathers each dx element's dy from the covering windows
- * whose byte names it, in the gather's order, and stores 16 bytes at a
- * time. Shared memory: x rows, then dy rows, then the bytes. Not in place
- * (a tile reads the halo rows of x that its neighbours write as dx). */
-#if POOL_TILE_PIPE
-/* With POOL_TILE_PIPE, shared memory holds two buffers of x rows then dy
- * rows (this tile's and the next one's, each rounded up to 16 bytes), then
- * the bytes; x and dy move in copy units of a.vx and a.vy elements (16, 8
- * or 4 bytes; a 16-bit element alone by a plain load).
+ * tiles of a plane, d, c, n). It copies the x rows the tile's windows span
+ * and their dy into shared memory (every x element read once from memory,
+ * only the tile's halo rows twice), finds the argmax of each window once
+ * (pool_row_fwd_kernel's rule) into a byte in shared memory, then gathers
+ * each dx element's dy from the covering windows whose byte names it, in
+ * the gather's order, and stores 16 bytes at a time. Not in place (a tile
+ * reads the halo rows of x that its neighbours write as dx).
+ *
+ * Shared memory holds two buffers of x rows then dy rows (this tile's and
+ * the next one's, each rounded up to 16 bytes), then the bytes: a block
+ * issues the next tile's copies before it computes this one, so that the
+ * memory does not idle while the few resident blocks compute. x and dy
+ * move in copy units of a.vx and a.vy elements (16, 8 or 4 bytes; a 16-bit
+ * element alone by a plain load).
  *
  * cp.async of 4 or 8 bytes (vendor.h has 16), the commit of the copies a
  * thread issued since its last commit as one group, and the wait until at
@@ -1202,7 +1191,6 @@ __device__ __forceinline__ void pool_tile_issue(const pool_args &a, int64_t tile
                            dyp + (int64_t)oh * a.ys[3] + (int64_t)q * uy * a.ys[4], yb);
     }
 }
-#endif
 
 template <class T, int PW>
 __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
@@ -1212,7 +1200,6 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
 {
     typedef typename io<T>::C C;
     constexpr int KW = 3, SW = 2, XV = 16 / (int)sizeof(T);
-    typedef pool_pack<T, XV> XT;
     /* the windows covering a cell row (NWR, from window W0 on) and a group
      * of XV columns (NWC); the x rows those of a cell row span (NXR, from
      * row X0 on) */
@@ -1223,20 +1210,13 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
     extern __shared__ __align__(16) unsigned char pool_tile_smem[];
     const int in1 = a.in[1], in2 = a.in[2], out1 = a.out[1], out2 = a.out[2];
     const int xrows = (tc - 1) * SW + NXR, wrows = tc + NWR - 1;
-#if POOL_TILE_PIPE
     const int bufb = ((xrows * pitch + wrows * out2) * (int)sizeof(T) + 15) / 16 * 16;
     uint8_t *args = pool_tile_smem + 2 * bufb; /* wrows x out2 */
     int buf = 0;                               /* this tile's buffer */
     if (blockIdx.x < a.count)
         pool_tile_issue<T, X0, W0>(a, blockIdx.x, tc, pitch, xrows, wrows, x, dy, pool_tile_smem);
     pool_copy_async_commit();
-#else
-    T *xs = (T *)pool_tile_smem;                  /* xrows x pitch */
-    T *dys = xs + (int64_t)xrows * pitch;         /* wrows x out2 */
-    uint8_t *args = (uint8_t *)(dys + (int64_t)wrows * out2); /* wrows x out2 */
-#endif
     const C pad = pool_pad<C>(POOL_MAX, a.propagate_nan);
-    const int nv = in2 / XV; /* whole slots a row (vx) */
     for (int64_t tile = blockIdx.x; tile < a.count; tile += gridDim.x) {
         int64_t t[5];
         pool_split(a, tile, t);
@@ -1245,14 +1225,10 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
         const int hx = H + X0;   /* its first x row */
         const int od = (int)udnn_gpu_div32_q(a.str_div[0], (uint32_t)d);
         const bool dlive = od * a.str[0] == d && od < a.out[0];
-        const T *xp = x + t[3] * a.xs[0] + t[2] * a.xs[1] + (int64_t)d * a.xs[2];
-        const T *dyp = dy + t[3] * a.ys[0] + t[2] * a.ys[1] + (int64_t)od * a.ys[2];
         T *dxp = dx + t[3] * a.xs2[0] + t[2] * a.xs2[1] + (int64_t)d * a.xs2[2];
-#if POOL_TILE_PIPE
         /* this tile's x and dy were issued a tile ago; the next tile's go
          * into the other buffer, which the last tile read, before this one
          * is computed */
-        (void)xp, (void)dyp, (void)nv;
         T *const xs = (T *)(pool_tile_smem + buf * bufb), *const dys = xs + (int64_t)xrows * pitch;
         buf ^= 1;
         __syncthreads(); /* the last tile's shared memory is read */
@@ -1261,45 +1237,6 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
                                        pool_tile_smem + buf * bufb);
         pool_copy_async_commit();
         pool_copy_async_wait_all_but_newest(); /* this thread's copies of this tile */
-#else
-        __syncthreads(); /* the last tile's shared memory is read */
-        if (dlive) {
-            /* x's units (XV columns where vx, else one) and dy's elements,
-             * NB of each a thread loaded before any is stored, so that a
-             * tile's loads are in flight together */
-            constexpr int NB = 4;
-            const int xper = a.vx ? nv : in2, xunits = xrows * xper, dunits = wrows * out2;
-            const int most = xunits > dunits ? xunits : dunits;
-            for (int u0 = threadIdx.x; u0 < most; u0 += NB * blockDim.x) {
-                XT xv[NB];
-                T dv[NB];
-#pragma unroll
-                for (int k = 0; k < NB; k++) {
-                    const int u = u0 + k * blockDim.x;
-                    const int r = u / xper, q = u - r * xper, h = hx + r;
-                    if (u < xunits && h >= 0 && h < in1) {
-                        const T *row = xp + (int64_t)h * a.xs[3];
-                        if (a.vx) xv[k] = *(const XT *)(row + q * XV);
-                        else xv[k].v[0] = row[(int64_t)q * a.xs[4]];
-                    }
-                    const int r2 = u / out2, ow = u - r2 * out2, oh = oh1 + r2;
-                    if (u < dunits && oh >= 0 && oh < out1)
-                        dv[k] = dyp[(int64_t)oh * a.ys[3] + (int64_t)ow * a.ys[4]];
-                }
-#pragma unroll
-                for (int k = 0; k < NB; k++) {
-                    const int u = u0 + k * blockDim.x;
-                    const int r = u / xper, q = u - r * xper, h = hx + r;
-                    if (u < xunits && h >= 0 && h < in1) {
-                        if (a.vx) *(XT *)(xs + r * pitch + q * XV) = xv[k];
-                        else xs[r * pitch + q] = xv[k].v[0];
-                    }
-                    const int oh = oh1 + u / out2;
-                    if (u < dunits && oh >= 0 && oh < out1) dys[u] = dv[k];
-                }
-            }
-        }
-#endif
         __syncthreads();
         if (dlive) {
             /* each window's argmax */
@@ -2051,21 +1988,19 @@ static int pool_tile_ok(const udnn_pool_problem *p, size_t elem)
     return xhi <= dlo || dhi <= xlo;
 }
 
-#if POOL_TILE_PIPE
 /* pool_row_tile_kernel's copy unit for the rows (len elements each) of t at
- * ptr with POOL_TILE_PIPE: the most elements, to 16 bytes, that it moves at
- * a time and that divide len, at least 4 bytes; else 1. */
+ * ptr: the most elements, to 16 bytes, that it moves at a time and that
+ * divide len, at least 4 bytes; else 1. */
 template <class T> static int pool_tile_unit(const void *ptr, const udnn_tensor *t, int len)
 {
     for (int n = 16 / (int)sizeof(T); n * (int)sizeof(T) >= 4; n /= 2)
         if (len % n == 0 && pool_pack_ok<T>(ptr, t, 4, n)) return n;
     return 1;
 }
-#endif
 
 /* The tiled max backward (a: pool_args_of for dx with dy's and dx's
- * strides); 0 when not even a tile of one cell row fits POOL_TILE_BYTES
- * of shared memory. Tiles as tall as fit, evened out over the plane. */
+ * strides); 0 when not even a tile of one cell row fits a buffer of
+ * POOL_TILE_BYTES. Tiles as tall as fit, evened out over the plane. */
 template <class T, int PW>
 static int pool_row_tile_launch(const udnn_gpu_context *c, const udnn_pool_problem *p,
                                 const pool_args &a0)
@@ -2080,52 +2015,27 @@ static int pool_row_tile_launch(const udnn_gpu_context *c, const udnn_pool_probl
                    sizeof(T) +
                (size_t)(tc + 1) * (size_t)out2;
     };
-#if POOL_TILE_PIPE
     /* a buffer: the x and dy rows rounded up to 16 bytes, as the kernel's
      * (two of them), and the bytes (one) */
     auto rows16 = [&](int tc) { return (bytes(tc) - (size_t)(tc + 1) * out2 + 15) / 16 * 16; };
     auto buffer = [&](int tc) { return rows16(tc) + (size_t)(tc + 1) * out2; };
-    if (buffer(1) > POOL_TILE_PIPE_BYTES) return 0;
+    if (buffer(1) > POOL_TILE_BYTES) return 0;
     int tc = 1;
-    while (tc < cells && buffer(tc + 1) <= POOL_TILE_PIPE_BYTES) tc++;
-#else
-    if (bytes(1) > POOL_TILE_BYTES) return 0;
-    int tc = 1;
-    while (tc < cells && bytes(tc + 1) <= POOL_TILE_BYTES) tc++;
-#endif
+    while (tc < cells && buffer(tc + 1) <= POOL_TILE_BYTES) tc++;
     const int ntiles = (cells + tc - 1) / tc;
     tc = (cells + ntiles - 1) / ntiles;
     pool_args a = a0;
     pool_walk(a, ntiles, a.in[0], p->x.dims[1], p->x.dims[0], 1);
-    a.vx = pool_pack_ok<T>(p->x_ptr, &p->x, 4, XV) && a.in[2] % XV == 0;
     a.vdx = pool_pack_ok<T>(p->out_ptr, &p->dx, 4, XV);
-#if POOL_TILE_PIPE
     a.vx = pool_tile_unit<T>(p->x_ptr, &p->x, a.in[2]);
     a.vy = pool_tile_unit<T>(p->dy_ptr, &p->dy, out2);
+    /* within the 48 KB a launch gets without asking */
+    static_assert(2 * POOL_TILE_BYTES <= 48 * 1024, "pool_row_tile_kernel's buffers");
     const size_t shared = 2 * rows16(tc) + (size_t)(tc + 1) * out2;
-    static int granted; /* the leave for the most a launch asks */
-    if (2 * POOL_TILE_PIPE_BYTES > 48 * 1024 &&
-        !udnn_gpu_allow_shared(pool_row_tile_kernel<T, PW>, 2 * POOL_TILE_PIPE_BYTES, &granted))
-        return 0;
-    int64_t blocks = c->max_blocks;
-#if POOL_TILE_PIPE == 2
-    /* asked at each launch: the answer depends on the shared bytes */
-    int resident = 0;
-    if (udnnGpuOccupancyMaxActiveBlocksPerMultiprocessor(&resident, pool_row_tile_kernel<T, PW>,
-                                                         UDNN_GPU_BLOCK, shared) == udnnGpuSuccess &&
-        resident > 0)
-        blocks = (int64_t)resident * c->sm_count;
-#endif
-    const unsigned grid = (unsigned)(a.count < blocks ? a.count : blocks);
+    const unsigned grid = (unsigned)(a.count < c->max_blocks ? a.count : c->max_blocks);
     pool_row_tile_kernel<T, PW><<<grid, UDNN_GPU_BLOCK, shared, c->stream>>>(
         a, tc, pitch, (const T *)p->x_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr, (C)p->alpha,
         (C)p->beta);
-#else
-    const unsigned grid = (unsigned)(a.count < c->max_blocks ? a.count : c->max_blocks);
-    pool_row_tile_kernel<T, PW><<<grid, UDNN_GPU_BLOCK, bytes(tc), c->stream>>>(
-        a, tc, pitch, (const T *)p->x_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr, (C)p->alpha,
-        (C)p->beta);
-#endif
     return 1;
 }
 
