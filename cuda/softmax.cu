@@ -727,18 +727,25 @@ __global__ void sm_rows_final_kernel(sm_rows a, const T *in0, const T *in1, T *o
 #ifndef SM_KEEP_HELD_BWD
 #define SM_KEEP_HELD_BWD 12
 #endif
+/* Under measurement, off (0) by default: the forward's held vectors where
+ * rows are too few for a block each (a team of blocks splits each row).
+ * H100, forward, 8 held everywhere: INSTANCE 64 x 256 x 56 x 56 (64 rows)
+ * 1739 to 1977 GB/s, but 4096 x 32000 2052 to 1901; this keeps the long
+ * rows' kernel for numerous rows. */
+#ifndef SM_KEEP_HELD_FWD_FEW
+#define SM_KEEP_HELD_FWD_FEW 0
+#endif
 
-/* Vectors of V elements (E) a thread holds per tensor, and the type of an
- * item's partial result (A: the backward's sums in double). */
-template <class T, bool FWD, int V> struct sm_keep_per {
+/* Vectors of V elements (E) a thread holds per tensor, with HELD more in
+ * shared memory where the type allows, and the type of an item's partial
+ * result (A: the backward's sums in double). */
+template <class T, bool FWD, int V, int HELD> struct sm_keep_per {
     typedef typename io<T>::C C;
     static const int L = FWD ? SM_KEEP_LOADS_FWD : SM_KEEP_LOADS_BWD;
     static const int E = L * 16 / (V * (int)sizeof(C)) > 0 ? L * 16 / (V * (int)sizeof(C)) : 1;
     /* vectors held in shared memory besides (sm_held's H), and a block's
      * bytes of them */
-    static const int H = sizeof(sm_vec<T, V>) == 16 && sizeof(T) == sizeof(C)
-                             ? (FWD ? SM_KEEP_HELD_FWD : SM_KEEP_HELD_BWD)
-                             : 0;
+    static const int H = sizeof(sm_vec<T, V>) == 16 && sizeof(T) == sizeof(C) ? HELD : 0;
     static constexpr size_t SHARED = (size_t)H * (FWD ? 1 : 2) * 16 * UDNN_GPU_BLOCK;
 };
 template <class C, bool FWD> struct sm_keep_acc {
@@ -751,7 +758,7 @@ template <class C> struct sm_keep_acc<C, false> {
 /* Rows as sm_rows (a.len below 2^30) in a.chunks = S items of a.chunk
  * vectors; count[g] (zero at the launch) counts row g's partials in, and
  * part[g * S + k] holds item k's. */
-template <class T, bool FWD, int V>
+template <class T, bool FWD, int V, int HELD>
 __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
     sm_keep_kernel(sm_rows a, const T *in0, const T *in1, T *out, uint32_t *count,
                    sm_acc<typename sm_keep_acc<typename io<T>::C, FWD>::A> *part,
@@ -759,7 +766,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
 {
     typedef typename io<T>::C C;
     typedef typename sm_keep_acc<C, FWD>::A A;
-    const int E = sm_keep_per<T, FWD, V>::E, H = sm_keep_per<T, FWD, V>::H, B = UDNN_GPU_BLOCK;
+    typedef sm_keep_per<T, FWD, V, HELD> K;
+    const int E = K::E, H = K::H, B = UDNN_GPU_BLOCK;
     __shared__ sm_acc<A> slots[SM_BLOCK_SLOTS];
     extern __shared__ uint4 sm_keep_shared[];
     const int t = threadIdx.x, len = (int)a.len, S = a.chunks, chunk = (int)a.chunk;
@@ -1209,19 +1217,19 @@ static udnnStatus_t sm_launch_rows_reg(const udnn_gpu_context *c, const sm_rows 
  * can capture it), then the partials in scratch. NOT_SUPPORTED, launching
  * nothing, where a row needs more items than the grid or scratch is too
  * small. */
-template <class T, bool FWD, int V>
+template <class T, bool FWD, int V, int HELD>
 static udnnStatus_t sm_launch_keep(const udnn_gpu_context *c, sm_rows r, const T *a, const T *b,
                                    T *o, sm_cfg<typename io<T>::C> f)
 {
     typedef typename io<T>::C C;
     typedef sm_acc<typename sm_keep_acc<C, FWD>::A> P;
-    typedef sm_keep_per<T, FWD, V> K;
+    typedef sm_keep_per<T, FWD, V, HELD> K;
     const int64_t B = UDNN_GPU_BLOCK, E = K::E + K::H;
     static int occupancy, shared;
     /* the two-read paths where the held vectors' shared memory is refused */
-    if (!udnn_gpu_allow_shared(sm_keep_kernel<T, FWD, V>, K::SHARED, &shared))
+    if (!udnn_gpu_allow_shared(sm_keep_kernel<T, FWD, V, HELD>, K::SHARED, &shared))
         return UDNN_STATUS_NOT_SUPPORTED;
-    const int64_t grid = c->sm_count * udnn_gpu_occupancy(sm_keep_kernel<T, FWD, V>,
+    const int64_t grid = c->sm_count * udnn_gpu_occupancy(sm_keep_kernel<T, FWD, V, HELD>,
                                                           UDNN_GPU_BLOCK, K::SHARED, &occupancy);
     /* whole vectors of a row whose head is 0: the most any row has */
     const int64_t nv = V > 1 ? r.len / V : r.len;
@@ -1249,8 +1257,8 @@ static udnnStatus_t sm_launch_keep(const udnn_gpu_context *c, sm_rows r, const T
     const int64_t items = r.groups * r.chunks;
     const unsigned blocks = (unsigned)(grid < items ? grid : items);
     void *args[] = {&r, &a, &b, &o, &count, &part, &f};
-    e = udnnGpuLaunchCooperativeKernel(sm_keep_kernel<T, FWD, V>, blocks, UDNN_GPU_BLOCK, args,
-                                       K::SHARED, c->stream);
+    e = udnnGpuLaunchCooperativeKernel(sm_keep_kernel<T, FWD, V, HELD>, blocks, UDNN_GPU_BLOCK,
+                                       args, K::SHARED, c->stream);
     if (e != udnnGpuSuccess)
         return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
                              "launching softmax's one-read kernel");
@@ -1275,8 +1283,13 @@ static udnnStatus_t sm_launch_rows_blocks(const udnn_gpu_context *c, sm_rows r, 
     if (chunks > most) chunks = most;
     if (chunks > 1024) chunks = 1024;
     if (SM_KEEP_MANY || chunks > 1) {
-        const udnnStatus_t st = fwd ? sm_launch_keep<T, true, V>(c, r, a, b, o, f)
-                                    : sm_launch_keep<T, false, V>(c, r, a, b, o, f);
+        udnnStatus_t st = UDNN_STATUS_NOT_SUPPORTED;
+        if constexpr (SM_KEEP_HELD_FWD_FEW > 0)
+            if (fwd && chunks > 1)
+                st = sm_launch_keep<T, true, V, SM_KEEP_HELD_FWD_FEW>(c, r, a, b, o, f);
+        if (st == UDNN_STATUS_NOT_SUPPORTED)
+            st = fwd ? sm_launch_keep<T, true, V, SM_KEEP_HELD_FWD>(c, r, a, b, o, f)
+                     : sm_launch_keep<T, false, V, SM_KEEP_HELD_BWD>(c, r, a, b, o, f);
         if (st != UDNN_STATUS_NOT_SUPPORTED) return st;
     }
     if (chunks > 1) {
