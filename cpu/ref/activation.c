@@ -119,7 +119,7 @@ static udnnStatus_t act_fwd_run(void *ctx, const void *problem, void *workspace,
     (void)workspace_bytes;
     const udnn_act_problem *p = problem;
     int64_t count = ref_count(&p->x);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if (count >= REF_PAR_MIN) schedule(static)
     for (int64_t i = 0; i < count; i++) {
         double x = ref_load(p->x_ptr, p->x.dtype, ref_offset(&p->x, i));
         ref_blend(p->out_ptr, p->y.dtype, ref_offset(&p->y, i), udnn_ref_act(&p->act, x),
@@ -137,7 +137,7 @@ static udnnStatus_t act_bwd_run(void *ctx, const void *problem, void *workspace,
     (void)workspace_bytes;
     const udnn_act_problem *p = problem;
     int64_t count = ref_count(&p->x);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if (count >= REF_PAR_MIN) schedule(static)
     for (int64_t i = 0; i < count; i++) {
         double x = ref_load(p->x_ptr, p->x.dtype, ref_offset(&p->x, i));
         double y = ref_load(p->y_ptr, p->y.dtype, ref_offset(&p->y, i));

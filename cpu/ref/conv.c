@@ -93,7 +93,8 @@ static udnnStatus_t run_fwd(void *ctx, const void *problem, void *ws, size_t ws_
     (void)ctx, (void)ws, (void)ws_bytes;
     const udnn_conv_problem *p = problem;
     const int64_t count = ref_count(&p->y);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if (count * (ref_count(&p->w) / p->w.dims[0]) >= REF_PAR_MIN) \
+    schedule(static)
     for (int64_t i = 0; i < count; i++) {
         int64_t idx[5];
         index5(&p->y, i, idx);
@@ -128,7 +129,8 @@ static udnnStatus_t run_bwd_data(void *ctx, const void *problem, void *ws, size_
     (void)ctx, (void)ws, (void)ws_bytes;
     const udnn_conv_problem *p = problem;
     const int64_t count = ref_count(&p->x);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if (count * (ref_count(&p->w) / p->x.dims[1]) >= REF_PAR_MIN) \
+    schedule(static)
     for (int64_t i = 0; i < count; i++) {
         int64_t idx[5];
         index5(&p->x, i, idx);
@@ -187,7 +189,8 @@ static udnnStatus_t run_bwd_filter(void *ctx, const void *problem, void *ws, siz
     (void)ctx, (void)ws, (void)ws_bytes;
     const udnn_conv_problem *p = problem;
     const int64_t count = ref_count(&p->w);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if (count * (ref_count(&p->y) / p->y.dims[1]) >= REF_PAR_MIN) \
+    schedule(static)
     for (int64_t i = 0; i < count; i++) {
         int64_t idx[5];
         index5(&p->w, i, idx);
@@ -223,7 +226,8 @@ static udnnStatus_t run_bias_act(void *ctx, const void *problem, void *ws, size_
     (void)ctx, (void)ws, (void)ws_bytes;
     const udnn_conv_problem *p = problem;
     const int64_t count = ref_count(&p->y);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if (count * (ref_count(&p->w) / p->w.dims[0]) >= REF_PAR_MIN) \
+    schedule(static)
     for (int64_t i = 0; i < count; i++) {
         int64_t idx[5];
         index5(&p->y, i, idx);

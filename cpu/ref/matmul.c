@@ -22,7 +22,8 @@ static udnnStatus_t matmul_run(void *ctx, const void *problem, void *workspace,
     (void)workspace;
     (void)workspace_bytes;
     const udnn_matmul_problem *p = problem;
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) if (p->batch * p->m * p->n * p->k >= REF_PAR_MIN) \
+    schedule(static)
     for (int64_t b = 0; b < p->batch; b++)
         for (int64_t i = 0; i < p->m; i++)
             for (int64_t j = 0; j < p->n; j++) {

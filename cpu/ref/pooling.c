@@ -93,7 +93,7 @@ static udnnStatus_t pool_fwd_run(void *ctx, const void *problem, void *workspace
     (void)workspace_bytes;
     const udnn_pool_problem *p = problem;
     const udnn_tensor *y = &p->y;
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) if (ref_count(&p->x) >= REF_PAR_MIN) schedule(static)
     for (int64_t n = 0; n < y->dims[0]; n++)
         for (int64_t c = 0; c < y->dims[1]; c++) {
             int64_t o[3];
@@ -159,7 +159,7 @@ static udnnStatus_t pool_bwd_run(void *ctx, const void *problem, void *workspace
     (void)workspace_bytes;
     const udnn_pool_problem *p = problem;
     const udnn_tensor *dx = &p->dx;
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) if (ref_count(dx) >= REF_PAR_MIN) schedule(static)
     for (int64_t n = 0; n < dx->dims[0]; n++)
         for (int64_t c = 0; c < dx->dims[1]; c++) {
             int64_t in[3];

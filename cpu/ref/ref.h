@@ -10,6 +10,12 @@
 
 #define UDNN_CPU_INTERNAL __attribute__((visibility("hidden")))
 
+/* Work (elements, or multiply-adds) below which a reference kernel runs
+ * on one thread: starting a team costs more than it saves there, and far
+ * more when other processes share the cores (the suites' thousands of
+ * small problems, side by side under make -j, each waited on a whole team). */
+#define REF_PAR_MIN (1 << 14)
+
 /* Loads element `off` (in elements) of an array of type t as a double. */
 static inline double ref_load(const void *base, udnnDataType_t t, int64_t off)
 {

@@ -56,7 +56,7 @@ static udnnStatus_t softmax_fwd_run(void *ctx, const void *problem, void *worksp
     const udnn_softmax_problem *p = problem;
     const udnn_tensor *x = &p->x, *y = &p->y;
     int64_t groups = group_count(x, p->mode), size = group_size(x, p->mode);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if (groups * size >= REF_PAR_MIN) schedule(static)
     for (int64_t g = 0; g < groups; g++) {
         /* FAST takes exp(x) as it is; the others shift by the max first */
         double shift = 0.0;
@@ -91,7 +91,7 @@ static udnnStatus_t softmax_bwd_run(void *ctx, const void *problem, void *worksp
     const udnn_tensor *y = &p->y, *dy = &p->dy, *dx = &p->dx;
     int is_log = p->algo == UDNN_SOFTMAX_LOG;
     int64_t groups = group_count(y, p->mode), size = group_size(y, p->mode);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if (groups * size >= REF_PAR_MIN) schedule(static)
     for (int64_t g = 0; g < groups; g++) {
         double sum = 0.0;
         for (int64_t j = 0; j < size; j++) {

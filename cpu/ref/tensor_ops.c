@@ -27,7 +27,7 @@ static udnnStatus_t run_set(void *ctx, const void *problem, void *ws, size_t ws_
     (void)ctx, (void)ws, (void)ws_bytes;
     const udnn_tensor_problem *p = problem;
     const int64_t n = ref_count(&p->c);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if (n >= REF_PAR_MIN) schedule(static)
     for (int64_t i = 0; i < n; i++) ref_store(p->c_ptr, p->c.dtype, ref_offset(&p->c, i), p->value);
     return UDNN_STATUS_SUCCESS;
 }
@@ -37,7 +37,7 @@ static udnnStatus_t run_scale(void *ctx, const void *problem, void *ws, size_t w
     (void)ctx, (void)ws, (void)ws_bytes;
     const udnn_tensor_problem *p = problem;
     const int64_t n = ref_count(&p->c);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if (n >= REF_PAR_MIN) schedule(static)
     for (int64_t i = 0; i < n; i++) {
         int64_t off = ref_offset(&p->c, i);
         ref_store(p->c_ptr, p->c.dtype, off, p->alpha1 * ref_load(p->c_ptr, p->c.dtype, off));
@@ -53,7 +53,7 @@ static udnnStatus_t run_add(void *ctx, const void *problem, void *ws, size_t ws_
     const udnn_tensor_problem *p = problem;
     const udnn_tensor a = broadcast_view(&p->a, &p->c);
     const int64_t n = ref_count(&p->c);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if (n >= REF_PAR_MIN) schedule(static)
     for (int64_t i = 0; i < n; i++) {
         double v = ref_load(p->a_ptr, a.dtype, ref_offset(&a, i));
         ref_blend(p->c_ptr, p->c.dtype, ref_offset(&p->c, i), v, p->alpha1, p->beta);
@@ -91,7 +91,7 @@ static udnnStatus_t run_op(void *ctx, const void *problem, void *ws, size_t ws_b
     const int binary = p->tensor_op != UDNN_OP_TENSOR_SQRT && p->tensor_op != UDNN_OP_TENSOR_NOT;
     const udnn_tensor b = binary ? broadcast_view(&p->b, &p->c) : p->b;
     const int64_t n = ref_count(&p->c);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if (n >= REF_PAR_MIN) schedule(static)
     for (int64_t i = 0; i < n; i++) {
         double a = p->alpha1 * ref_load(p->a_ptr, p->a.dtype, ref_offset(&p->a, i));
         double bv = binary ? p->alpha2 * ref_load(p->b_ptr, b.dtype, ref_offset(&b, i)) : 0.0;
