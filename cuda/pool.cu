@@ -1098,63 +1098,13 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
     }
 }
 
-/* Max backward in one pass where the windows overlap: 3 wide and high, 2
- * apart, padded by PW (0 or 1) along h and w alike, 1 deep and unpadded
- * along d (the 3x3 / 2 pooling after a ResNet stem), through shared
- * memory (else the argmax bytes to scratch and their gather): a block takes a tile of tc
- * cell rows (dx rows [H, H + 2tc)) of one plane, whole rows wide (walk:
- * tiles of a plane, d, c, n). It copies the x rows the tile's windows span
- * and their dy into shared memory (every x element read once from memory,
- * only the tile's halo rows twice), finds the argmax of each window once
- * (pool_row_fwd_kernel's rule) into a byte in shared memory, then gathers
- * each dx element's dy from the covering windows whose byte names it, in
- * the gather's order, and stores 16 bytes at a time. Not in place (a tile
- * reads the halo rows of x that its neighbours write as dx).
- *
- * Shared memory holds two buffers of x rows then dy rows (this tile's and
- * the next one's, each rounded up to 16 bytes), then the bytes: a block
- * issues the next tile's copies before it computes this one, so that the
- * memory does not idle while the few resident blocks compute. x and dy
- * move in copy units of a.vx and a.vy elements (16, 8 or 4 bytes; a 16-bit
- * element alone by a plain load).
- *
- * cp.async of 4 or 8 bytes (vendor.h has 16), the commit of the copies a
- * thread issued since its last commit as one group, and the wait until at
- * most the newest of its groups is in flight: inline PTX cp.async.ca,
- * cp.async.commit_group and cp.async.wait_group 1 (sm_80 and later; before,
- * and outside CUDA, a plain copy, nothing and nothing, as vendor.h does). */
-template <int BYTES> __device__ __forceinline__ void pool_copy_async(void *shared, const void *global)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(shared)),
-                 "l"(global), "n"(BYTES)
-                 : "memory");
-#else
-    typedef pool_pack<uint32_t, BYTES / 4> U;
-    *(U *)shared = *(const U *)global;
-#endif
-}
-__device__ __forceinline__ void pool_copy_async_commit(void)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void pool_copy_async_wait_all_but_newest(void)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-#endif
-}
-
 /* One copy unit of `bytes` (16, 8 or 4; less: one element) from global
  * to shared memory. */
 template <class T> __device__ __forceinline__ void pool_tile_copy(T *s, const T *g, int bytes)
 {
     if (bytes == 16) udnnGpuCopyAsync16(s, g);
-    else if (bytes == 8) pool_copy_async<8>(s, g);
-    else if (bytes == 4) pool_copy_async<4>(s, g);
+    else if (bytes == 8) udnnGpuCopyAsync8(s, g);
+    else if (bytes == 4) udnnGpuCopyAsync4(s, g);
     else *s = *g;
 }
 
@@ -1192,6 +1142,25 @@ __device__ __forceinline__ void pool_tile_issue(const pool_args &a, int64_t tile
     }
 }
 
+/* Max backward in one pass where the windows overlap: 3 wide and high, 2
+ * apart, padded by PW (0 or 1) along h and w alike, 1 deep and unpadded
+ * along d (the 3x3 / 2 pooling after a ResNet stem), through shared
+ * memory (else the argmax bytes to scratch and their gather): a block takes a tile of tc
+ * cell rows (dx rows [H, H + 2tc)) of one plane, whole rows wide (walk:
+ * tiles of a plane, d, c, n). It copies the x rows the tile's windows span
+ * and their dy into shared memory (every x element read once from memory,
+ * only the tile's halo rows twice), finds the argmax of each window once
+ * (pool_row_fwd_kernel's rule) into a byte in shared memory, then gathers
+ * each dx element's dy from the covering windows whose byte names it, in
+ * the gather's order, and stores 16 bytes at a time. Not in place (a tile
+ * reads the halo rows of x that its neighbours write as dx).
+ *
+ * Shared memory holds two buffers of x rows then dy rows (this tile's and
+ * the next one's, each rounded up to 16 bytes), then the bytes: a block
+ * issues the next tile's copies before it computes this one, so that the
+ * memory does not idle while the few resident blocks compute. x and dy
+ * move in copy units of a.vx and a.vy elements (16, 8 or 4 bytes; a 16-bit
+ * element alone by a plain load). */
 template <class T, int PW>
 __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
     pool_row_tile_kernel(pool_args a, int tc, int pitch, const T *__restrict__ x,
@@ -1215,7 +1184,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
     int buf = 0;                               /* this tile's buffer */
     if (blockIdx.x < a.count)
         pool_tile_issue<T, X0, W0>(a, blockIdx.x, tc, pitch, xrows, wrows, x, dy, pool_tile_smem);
-    pool_copy_async_commit();
+    udnnGpuCopyAsyncCommit();
     const C pad = pool_pad<C>(POOL_MAX, a.propagate_nan);
     for (int64_t tile = blockIdx.x; tile < a.count; tile += gridDim.x) {
         int64_t t[5];
@@ -1235,8 +1204,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
         if (tile + gridDim.x < a.count)
             pool_tile_issue<T, X0, W0>(a, tile + gridDim.x, tc, pitch, xrows, wrows, x, dy,
                                        pool_tile_smem + buf * bufb);
-        pool_copy_async_commit();
-        pool_copy_async_wait_all_but_newest(); /* this thread's copies of this tile */
+        udnnGpuCopyAsyncCommit();
+        udnnGpuCopyAsyncWaitPrior(); /* this thread's copies of this tile */
         __syncthreads();
         if (dlive) {
             /* each window's argmax */

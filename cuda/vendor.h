@@ -83,6 +83,45 @@ __device__ __forceinline__ void udnnGpuCopyAsyncWait(void)
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
 }
+/* 8 and 4 bytes alike (kept in L1 too), for rows whose alignment allows
+ * no more. */
+__device__ __forceinline__ void udnnGpuCopyAsync8(void *shared, const void *global)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(shared)),
+                 "l"(global)
+                 : "memory");
+#else
+    *(uint2 *)shared = *(const uint2 *)global;
+#endif
+}
+__device__ __forceinline__ void udnnGpuCopyAsync4(void *shared, const void *global)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(shared)),
+                 "l"(global)
+                 : "memory");
+#else
+    *(unsigned *)shared = *(const unsigned *)global;
+#endif
+}
+/* Pipelining: the copies a thread issued since its last commit become one
+ * group; the wait lets at most the newest of its groups stay in flight
+ * (a kernel that copies its next tile while it computes this one). */
+__device__ __forceinline__ void udnnGpuCopyAsyncCommit(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void udnnGpuCopyAsyncWaitPrior(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+#endif
+}
 
 #define udnnGpuWarpSize warpSize
 /* every lane of the warp takes part */
