@@ -175,10 +175,8 @@ START_TEST(test_fwd_modes)
     const act_mode *m = &modes[_i % N_MODES];
     udnnDataType_t t = tu_float_types[(_i / N_MODES) % N_TYPES];
     tu_layout l = (tu_layout)(_i / (N_MODES * N_TYPES));
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         udnnActivationDescriptor_t d = make_act(m, UDNN_NOT_PROPAGATE_NAN);
         for (int s = 0; s < N_SHAPES; s++) {
             tu_tensor x, y;
@@ -190,14 +188,13 @@ START_TEST(test_fwd_modes)
             /* y holds NaN poison and beta is 0: it must not be read */
             tu_ok(run_fwd(h, d, 1.0, 0.0, &x, &y));
             char what[128];
-            describe(what, sizeof what, be[b], m, t, l, s);
+            describe(what, sizeof what, bk, m, t, l, s);
             tu_check_tensor(&y, ref, what);
             free(ref);
             tu_tensor_free(&x);
             tu_tensor_free(&y);
         }
         udnnDestroyActivationDescriptor(d);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -208,10 +205,8 @@ START_TEST(test_bwd_modes)
     const act_mode *m = &modes[_i % N_MODES];
     udnnDataType_t t = tu_float_types[(_i / N_MODES) % N_TYPES];
     tu_layout l = (tu_layout)(_i / (N_MODES * N_TYPES));
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         udnnActivationDescriptor_t d = make_act(m, UDNN_NOT_PROPAGATE_NAN);
         for (int s = 0; s < N_SHAPES; s++) {
             tu_tensor x, y, dy, dx;
@@ -227,7 +222,7 @@ START_TEST(test_bwd_modes)
                 ref[i] = expect_grad(m, tu_get(&x, i)) * tu_get(&dy, i);
             tu_ok(run_bwd(h, d, 1.0, &y, &dy, &x, 0.0, &dx));
             char what[128];
-            describe(what, sizeof what, be[b], m, t, l, s);
+            describe(what, sizeof what, bk, m, t, l, s);
             tu_check_tensor(&dx, ref, what);
             free(ref);
             tu_tensor_free(&x);
@@ -236,7 +231,6 @@ START_TEST(test_bwd_modes)
             tu_tensor_free(&dx);
         }
         udnnDestroyActivationDescriptor(d);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -250,10 +244,8 @@ START_TEST(test_alpha_beta)
     tu_layout l = (tu_layout)(_i % N_LAYOUTS);
     const double alpha = 0.75, beta = -1.5;
     static const int dims[4] = {2, 3, 3, 5};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         udnnActivationDescriptor_t d = make_act(m, UDNN_NOT_PROPAGATE_NAN);
         tu_tensor x, y, dy, dx;
         tu_tensor_init(&x, h, t, 4, dims, l);
@@ -266,7 +258,7 @@ START_TEST(test_alpha_beta)
         tu_fill_uniform(&dx, -1.0, 1.0);
         double *ref = malloc((size_t)x.count * sizeof *ref);
         char what[128];
-        describe(what, sizeof what, be[b], m, t, l, 0);
+        describe(what, sizeof what, bk, m, t, l, 0);
 
         for (int64_t i = 0; i < x.count; i++)
             ref[i] = alpha * expect_act(m, tu_get(&x, i)) + beta * tu_get(&y, i);
@@ -286,7 +278,6 @@ START_TEST(test_alpha_beta)
         tu_tensor_free(&dy);
         tu_tensor_free(&dx);
         udnnDestroyActivationDescriptor(d);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -298,10 +289,8 @@ START_TEST(test_beta_zero_ignores_nan)
     udnnDataType_t t = tu_float_types[_i];
     const act_mode *m = &modes[1];
     static const int dims[4] = {1, 3, 4, 5};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         udnnActivationDescriptor_t d = make_act(m, UDNN_PROPAGATE_NAN);
         tu_tensor x, y, dy, dx;
         tu_tensor_init(&x, h, t, 4, dims, TU_NCHW);
@@ -330,7 +319,6 @@ START_TEST(test_beta_zero_ignores_nan)
         tu_tensor_free(&dy);
         tu_tensor_free(&dx);
         udnnDestroyActivationDescriptor(d);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -372,10 +360,8 @@ START_TEST(test_hand_values)
     const hand_case *c = &hand[_i % N_HAND];
     udnnDataType_t t = tu_float_types[_i / N_HAND];
     const int dims[4] = {1, 1, 1, c->n};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         udnnActivationDescriptor_t d = make_act(&c->m, UDNN_NOT_PROPAGATE_NAN);
         tu_tensor x, y, dy, dx;
         tu_tensor_init(&x, h, t, 4, dims, TU_NCHW);
@@ -397,7 +383,6 @@ START_TEST(test_hand_values)
         tu_tensor_free(&dy);
         tu_tensor_free(&dx);
         udnnDestroyActivationDescriptor(d);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -417,10 +402,8 @@ START_TEST(test_nan_propagation)
     udnnDataType_t t = tu_float_types[_i / 8];
     int expect_nan = nan == UDNN_PROPAGATE_NAN || m->mode == UDNN_ACTIVATION_SIGMOID;
     static const int dims[4] = {1, 1, 1, 3};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         udnnActivationDescriptor_t d = make_act(m, nan);
         tu_tensor x, y, dy, dx;
         tu_tensor_init(&x, h, t, 4, dims, TU_NCHW);
@@ -453,7 +436,6 @@ START_TEST(test_nan_propagation)
         tu_tensor_free(&dy);
         tu_tensor_free(&dx);
         udnnDestroyActivationDescriptor(d);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -467,10 +449,8 @@ START_TEST(test_in_place)
     udnnDataType_t t = tu_float_types[_i % N_TYPES];
     tu_layout l = (tu_layout)(_i % N_LAYOUTS);
     static const int dims[4] = {2, 3, 3, 5};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         udnnActivationDescriptor_t d = make_act(m, UDNN_NOT_PROPAGATE_NAN);
         tu_tensor x, y, dy;
         tu_tensor_init(&x, h, t, 4, dims, l);
@@ -494,7 +474,6 @@ START_TEST(test_in_place)
         tu_tensor_free(&y);
         tu_tensor_free(&dy);
         udnnDestroyActivationDescriptor(d);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -519,10 +498,8 @@ START_TEST(test_finite_differences)
     const udnnDataType_t t = UDNN_DATA_DOUBLE;
     static const int dims[4] = {2, 3, 3, 5};
     const double step = 1e-6;
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         udnnActivationDescriptor_t d = make_act(m, UDNN_NOT_PROPAGATE_NAN);
         tu_tensor x, y, dy, dx;
         tu_tensor_init(&x, h, t, 4, dims, l);
@@ -550,7 +527,7 @@ START_TEST(test_finite_differences)
         tu_values(&dx, ana);
         double err = tu_rel_error(ana, num, x.count);
         ck_assert_msg(err < 1e-6, "%s %s: backward vs finite differences: rel err %g (seed %llu)",
-                      tu_backend_name(be[b]), m->name, err, (unsigned long long)tu_seed_used());
+                      tu_backend_name(bk), m->name, err, (unsigned long long)tu_seed_used());
         free(dyv);
         free(num);
         free(ana);
@@ -559,7 +536,6 @@ START_TEST(test_finite_differences)
         tu_tensor_free(&dy);
         tu_tensor_free(&dx);
         udnnDestroyActivationDescriptor(d);
-        udnnDestroy(h);
     }
 }
 END_TEST
