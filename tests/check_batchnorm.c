@@ -300,13 +300,10 @@ START_TEST(test_training)
     int mode = _i % N_MODES;
     udnnDataType_t t = tu_float_types[(_i / N_MODES) % N_TYPES];
     tu_layout l = (tu_layout)(_i / (N_MODES * N_TYPES));
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int k = 0; k < nb; k++) {
-        udnnHandle_t h = tu_handle(be[k]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int s = 0; s < N_SHAPES; s++)
-            if (trainable(s, mode)) check_training(h, be[k], mode, t, l, s, 1.0, 0.0);
-        udnnDestroy(h);
+            if (trainable(s, mode)) check_training(h, bk, mode, t, l, s, 1.0, 0.0);
     }
 }
 END_TEST
@@ -344,12 +341,9 @@ START_TEST(test_inference)
     int mode = _i % N_MODES;
     udnnDataType_t t = tu_float_types[(_i / N_MODES) % N_TYPES];
     tu_layout l = (tu_layout)(_i / (N_MODES * N_TYPES));
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int k = 0; k < nb; k++) {
-        udnnHandle_t h = tu_handle(be[k]);
-        for (int s = 0; s < N_SHAPES; s++) check_inference(h, be[k], mode, t, l, s, 1.0, 0.0);
-        udnnDestroy(h);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
+        for (int s = 0; s < N_SHAPES; s++) check_inference(h, bk, mode, t, l, s, 1.0, 0.0);
     }
 }
 END_TEST
@@ -421,12 +415,9 @@ START_TEST(test_backward)
     udnnDataType_t t = tu_float_types[(_i / N_MODES) % N_TYPES];
     tu_layout l = (tu_layout)(_i / (N_MODES * N_TYPES));
     static const double plain[4] = {1.0, 0.0, 1.0, 0.0};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int k = 0; k < nb; k++) {
-        udnnHandle_t h = tu_handle(be[k]);
-        for (int s = 0; s < N_SHAPES; s++) check_backward(h, be[k], mode, t, l, s, plain);
-        udnnDestroy(h);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
+        for (int s = 0; s < N_SHAPES; s++) check_backward(h, bk, mode, t, l, s, plain);
     }
 }
 END_TEST
@@ -440,15 +431,12 @@ START_TEST(test_large)
     const udnnDataType_t t = (_i / 2) % 2 ? UDNN_DATA_HALF : UDNN_DATA_FLOAT;
     const tu_layout l = _i / 4 ? TU_NHWC : TU_NCHW;
     static const double plain[4] = {1.0, 0.0, 1.0, 0.0};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int k = 0; k < nb; k++) {
-        udnnHandle_t h = tu_handle(be[k]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int s = N_SHAPES; s < N_ALL_SHAPES; s++) {
-            check_training(h, be[k], mode, t, l, s, 1.0, 0.0);
-            check_backward(h, be[k], mode, t, l, s, plain);
+            check_training(h, bk, mode, t, l, s, 1.0, 0.0);
+            check_backward(h, bk, mode, t, l, s, plain);
         }
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -462,16 +450,13 @@ START_TEST(test_alpha_beta)
     udnnDataType_t t = tu_float_types[_i / N_MODES];
     tu_layout l = (tu_layout)(_i % N_LAYOUTS);
     static const double scalars[4] = {-0.75, 0.5, 1.5, -0.25};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int k = 0; k < nb; k++) {
-        udnnHandle_t h = tu_handle(be[k]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int s = 0; s < N_SHAPES; s++) {
-            if (trainable(s, mode)) check_training(h, be[k], mode, t, l, s, -1.25, 0.5);
-            check_inference(h, be[k], mode, t, l, s, 2.0, -0.5);
-            check_backward(h, be[k], mode, t, l, s, scalars);
+            if (trainable(s, mode)) check_training(h, bk, mode, t, l, s, -1.25, 0.5);
+            check_inference(h, bk, mode, t, l, s, 2.0, -0.5);
+            check_backward(h, bk, mode, t, l, s, scalars);
         }
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -522,10 +507,8 @@ START_TEST(test_hand_training)
     int mode = _i % N_MODES;
     udnnDataType_t t = tu_float_types[_i / N_MODES];
     const hand_train_case *hc = &hand_train[bn_modes[mode] != UDNN_BATCHNORM_PER_ACTIVATION];
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int k = 0; k < nb; k++) {
-        udnnHandle_t h = tu_handle(be[k]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         bn_set b;
         hand_set_init(&b, h, mode, t);
         static const double ones[2] = {1, 1}, twos[2] = {2, 2};
@@ -548,7 +531,6 @@ START_TEST(test_hand_training)
             tu_check_tensor(&b.var, hc->run_var_1, "running variance, factor 1 then 0");
         }
         bn_set_free(&b);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -561,10 +543,8 @@ START_TEST(test_hand_inference)
     udnnDataType_t t = tu_float_types[_i / N_MODES];
     static const double mean[2] = {1, 2}, var[2] = {3, 15};
     static const double want[2][4] = {{-0.5, 0, 2.5, 1.5}, {-0.5, 0.5, 2.5, 3.5}};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int k = 0; k < nb; k++) {
-        udnnHandle_t h = tu_handle(be[k]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         bn_set b;
         hand_set_init(&b, h, mode, t);
         set_all(&b.mean, mean);
@@ -572,7 +552,6 @@ START_TEST(test_hand_inference)
         tu_ok(run_infer(&b, 1.0, 0.0, 1.0));
         tu_check_tensor(&b.y, want[bn_modes[mode] != UDNN_BATCHNORM_PER_ACTIVATION], "y");
         bn_set_free(&b);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -592,10 +571,8 @@ START_TEST(test_hand_backward)
     static const double dscale[2][2] = {{-0.75, -0.75}, {-1}};
     static const double dbias[2][2] = {{1, 3}, {4}};
     static const double plain[4] = {1.0, 0.0, 1.0, 0.0};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int k = 0; k < nb; k++) {
-        udnnHandle_t h = tu_handle(be[k]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         bn_set b;
         hand_set_init(&b, h, mode, t);
         set_all(&b.dy, dy);
@@ -611,7 +588,6 @@ START_TEST(test_hand_backward)
             tu_check_tensor(&b.dbias, dbias[spatial], "dbias");
         }
         bn_set_free(&b);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -626,10 +602,8 @@ START_TEST(test_in_place)
     tu_layout l = (tu_layout)(_i / N_MODES);
     udnnDataType_t t = tu_float_types[_i % N_TYPES];
     static const int dims[5] = {3, 3, 2, 3, 2};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int k = 0; k < nb; k++) {
-        udnnHandle_t h = tu_handle(be[k]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         bn_set b;
         bn_set_init(&b, h, bn_modes[mode], t, l, 5, dims);
         fill_inputs(&b);
@@ -688,7 +662,6 @@ START_TEST(test_in_place)
         free(ds);
         free(db);
         bn_set_free(&b);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -740,10 +713,8 @@ START_TEST(test_finite_differences)
     int mode = _i % N_MODES;
     tu_layout l = (tu_layout)(_i / N_MODES);
     static const int fd_shapes[2][6] = {{4, 3, 2, 2, 3, 0}, {5, 3, 2, 2, 1, 2}};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int k = 0; k < nb; k++) {
-        udnnHandle_t h = tu_handle(be[k]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int s = 0; s < 2; s++) {
             bn_set b;
             bn_set_init(&b, h, bn_modes[mode], UDNN_DATA_DOUBLE, l, fd_shapes[s][0],
@@ -773,7 +744,6 @@ START_TEST(test_finite_differences)
             free(num_b);
             bn_set_free(&b);
         }
-        udnnDestroy(h);
     }
 }
 END_TEST
