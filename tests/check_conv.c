@@ -722,10 +722,8 @@ START_TEST(test_backward_bias)
     const int dims4[4] = {2, 5, 4, 3}, dims5[5] = {2, 3, 3, 4, 2};
     const int *dims = rank == 4 ? dims4 : dims5;
     int bdims[5] = {1, dims[1], 1, 1, 1};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         tu_tensor dy, db;
         tu_tensor_init(&dy, h, t, rank, dims, layout);
         tu_tensor_init(&db, h, t, rank, bdims, layout);
@@ -748,12 +746,10 @@ START_TEST(test_backward_bias)
                                           tu_buf_ptr(&db.buf)));
         char what[128];
         snprintf(what, sizeof what, "backward bias on %s %s %s rank %d alpha %g beta %g",
-                 tu_backend_name(be[b]), tu_dtype_name(t), tu_layout_name(layout), rank, alpha,
-                 beta);
+                 tu_backend_name(bk), tu_dtype_name(t), tu_layout_name(layout), rank, alpha, beta);
         tu_check_tensor(&db, expected, what);
         tu_tensor_free(&dy);
         tu_tensor_free(&db);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -979,16 +975,13 @@ END_TEST
 
 START_TEST(test_algo_max_count)
 {
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         int n[3] = {0, 0, 0};
         tu_ok(udnnGetConvolutionForwardAlgorithmMaxCount(h, &n[0]));
         tu_ok(udnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &n[1]));
         tu_ok(udnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &n[2]));
         ck_assert(n[0] == 8 && n[1] == 6 && n[2] == 7);
-        udnnDestroy(h);
     }
 }
 END_TEST
