@@ -204,18 +204,15 @@ START_TEST(test_ops)
     udnnDataType_t t = tu_float_types[_i % N_TYPES];
     tu_layout l = (tu_layout)((_i / N_TYPES) % N_LAYOUTS);
     unsigned lrn_n = lrn_ns[_i / (N_TYPES * N_LAYOUTS)];
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int c = 0; c < N_CHANNELS; c++)
             for (int s = 0; s < N_TEMPLATES; s++) {
                 int dims[5];
                 int rank = shape_dims(s, channel_counts[c], dims);
                 lrn_params prm = param_sets[(c + s + _i) % N_PARAMS];
-                check_problem(h, be[b], t, l, lrn_n, prm, rank, dims, 1.0, 0.0);
+                check_problem(h, bk, t, l, lrn_n, prm, rank, dims, 1.0, 0.0);
             }
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -225,17 +222,14 @@ START_TEST(test_alpha_beta)
     tu_seed_fresh();
     udnnDataType_t t = tu_float_types[_i % N_TYPES];
     tu_layout l = (tu_layout)(_i / N_TYPES);
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int n = 0; n < N_LRN_NS; n++)
             for (int s = 0; s < N_TEMPLATES; s++) {
                 int dims[5];
                 int rank = shape_dims(s, channel_counts[(n + s) % N_CHANNELS], dims);
-                check_problem(h, be[b], t, l, lrn_ns[n], param_sets[0], rank, dims, -1.25, 0.5);
+                check_problem(h, bk, t, l, lrn_ns[n], param_sets[0], rank, dims, -1.25, 0.5);
             }
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -294,10 +288,8 @@ START_TEST(test_hand_forward)
     const hand_case *hc = &hand_fwd[_i % N_HAND_FWD];
     udnnDataType_t t = tu_float_types[_i / N_HAND_FWD];
     static const int dims[4] = {1, 3, 1, 1};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         tu_tensor x, y;
         tu_tensor_init(&x, h, t, 4, dims, TU_NCHW);
         tu_tensor_init(&y, h, t, 4, dims, TU_NCHW);
@@ -309,7 +301,6 @@ START_TEST(test_hand_forward)
         udnnDestroyLRNDescriptor(ld);
         tu_tensor_free(&x);
         tu_tensor_free(&y);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -324,10 +315,8 @@ START_TEST(test_hand_backward)
     static const double x_v[2] = {1, 2}, y_v[2] = {1.0 / 6, 2.0 / 5}, want[2] = {1.0 / 9,
                                                                                    -52.0 / 225};
     const lrn_params p = {2.0, 1.0, 1.0};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         tu_tensor x, y, dy, dx;
         tu_tensor_init(&x, h, t, 4, dims, TU_NCHW);
         tu_tensor_init(&y, h, t, 4, dims, TU_NCHW);
@@ -349,7 +338,6 @@ START_TEST(test_hand_backward)
         tu_tensor_free(&y);
         tu_tensor_free(&dy);
         tu_tensor_free(&dx);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -362,10 +350,8 @@ START_TEST(test_default_descriptor)
     udnnDataType_t t = tu_float_types[_i];
     static const int dims[4] = {2, 7, 2, 3};
     const lrn_params defaults = {1e-4, 0.75, 2.0};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         tu_tensor x, y;
         tu_tensor_init(&x, h, t, 4, dims, TU_NHWC);
         tu_tensor_init(&y, h, t, 4, dims, TU_NHWC);
@@ -380,7 +366,6 @@ START_TEST(test_default_descriptor)
         udnnDestroyLRNDescriptor(ld);
         tu_tensor_free(&x);
         tu_tensor_free(&y);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -393,12 +378,9 @@ START_TEST(test_parameter_bounds)
     unsigned lrn_n = _i / N_TYPES ? UDNN_LRN_MAX_N : UDNN_LRN_MIN_N;
     const lrn_params p = {0.7, UDNN_LRN_MIN_BETA, UDNN_LRN_MIN_K};
     static const int dims[5] = {1, 17, 2, 1, 2};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
-        check_problem(h, be[b], t, TU_STRIDED, lrn_n, p, 5, dims, 1.0, 0.0);
-        udnnDestroy(h);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
+        check_problem(h, bk, t, TU_STRIDED, lrn_n, p, 5, dims, 1.0, 0.0);
     }
 }
 END_TEST
@@ -414,10 +396,8 @@ START_TEST(test_in_place)
     int victim = (_i / N_LAYOUTS) % 3;
     static const int dims[5] = {2, 17, 2, 1, 3};
     const lrn_params p = param_sets[_i % N_PARAMS];
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int n = 0; n < N_LRN_NS; n++) {
             tu_tensor x, y, dy;
             tu_tensor_init(&x, h, t, 5, dims, l);
@@ -442,7 +422,6 @@ START_TEST(test_in_place)
             tu_tensor_free(&y);
             tu_tensor_free(&dy);
         }
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -509,19 +488,16 @@ START_TEST(test_finite_differences)
     tu_seed_fresh();
     tu_layout l = (tu_layout)(_i % N_LAYOUTS);
     unsigned lrn_n = lrn_ns[_i / N_LAYOUTS];
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int c = 0; c < N_CHANNELS; c++)
             for (int s = 0; s < N_TEMPLATES; s += 2) {
                 int dims[5];
                 int rank = shape_dims(s + c % 2, channel_counts[c], dims);
                 /* not cuDNN's default alpha: the cross terms must weigh */
                 lrn_params p = param_sets[(c + _i) % 2 ? 3 : 0];
-                check_finite_differences(h, be[b], l, lrn_n, p, rank, dims);
+                check_finite_differences(h, bk, l, lrn_n, p, rank, dims);
             }
-        udnnDestroy(h);
     }
 }
 END_TEST
