@@ -355,23 +355,20 @@ START_TEST(test_norm_types_layouts)
     int fam = _i % 2;
     udnnDataType_t t = tu_float_types[(_i / 2) % N_TYPES];
     tu_layout l = (tu_layout)(_i / (2 * N_TYPES));
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int s = 0; s < N_NORM_SHAPES; s++) {
             int rank = norm_shapes[s][0];
             for (int nd = 1; nd < rank; nd++)
                 for (int extras = 0; extras < 2; extras++) {
                     char what[160];
                     snprintf(what, sizeof what, "%s %s %s %s shape %d normalizedDims %d%s",
-                             tu_backend_name(be[b]), fam_names[fam], tu_dtype_name(t),
+                             tu_backend_name(bk), fam_names[fam], tu_dtype_name(t),
                              tu_layout_name(l), s, nd, extras ? " with bias and stats" : "");
                     check_case(h, what, fam, nd, t, l, rank, &norm_shapes[s][1],
                                eps_for(s + nd), extras);
                 }
         }
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -381,23 +378,20 @@ START_TEST(test_groupnorm_types_layouts)
     tu_seed_fresh();
     udnnDataType_t t = tu_float_types[_i % N_TYPES];
     tu_layout l = (tu_layout)(_i / N_TYPES);
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int s = 0; s < N_GROUP_SHAPES; s++) {
             const group_shape *gs = &group_shapes[s];
             for (int j = 0; j < 4 && gs->groups[j] > 0; j++)
                 for (int extras = 0; extras < 2; extras++) {
                     char what[160];
                     snprintf(what, sizeof what, "%s group %s %s shape %d groups %d%s",
-                             tu_backend_name(be[b]), tu_dtype_name(t), tu_layout_name(l), s,
+                             tu_backend_name(bk), tu_dtype_name(t), tu_layout_name(l), s,
                              gs->groups[j], extras ? " with bias and stats" : "");
                     check_case(h, what, FAM_GROUP, gs->groups[j], t, l, gs->rank, gs->dims,
                                eps_for(s + j), extras);
                 }
         }
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -436,10 +430,8 @@ START_TEST(test_hand_forward)
 {
     const hand_fwd *hc = &hand_fwds[_i % N_FAMS];
     udnnDataType_t t = tu_float_types[_i / N_FAMS];
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         norm_case c;
         case_init(&c, h, hc->fam, hc->k, t, TU_NCHW, hc->rank, hc->dims);
         for (int64_t i = 0; i < c.x.count; i++) tu_set(&c.x, i, hc->x[i]);
@@ -455,7 +447,6 @@ START_TEST(test_hand_forward)
         tu_check_tensor(&c.inv_std, hc->inv, fam_names[hc->fam]);
         check_out(&c.mean, hc->mean, fam_names[hc->fam]);
         case_free(&c);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -476,10 +467,8 @@ START_TEST(test_hand_backward)
     const double dx_rms[3] = {r * 8 / 9, -r * 2 / 9, -r * 2 / 9};
     const double ds_layer[3] = {-s, 0, 0}, ds_rms[3] = {r, 0, 0}, db_layer[3] = {1, 0, 0};
     const double dy[3] = {1, 0, 0};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         norm_case c;
         if (fam == FAM_GROUP) case_init(&c, h, fam, 1, t, TU_NCHW, 3, grouped);
         else case_init(&c, h, fam, 1, t, TU_NCHW, 2, row);
@@ -500,7 +489,6 @@ START_TEST(test_hand_backward)
         tu_check_tensor(&c.dscale, fam == FAM_RMS ? ds_rms : ds_layer, "dScale");
         if (fam != FAM_RMS) tu_check_tensor(&c.dbias, db_layer, "dBias");
         case_free(&c);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -517,10 +505,8 @@ START_TEST(test_single_element_groups)
     tu_layout l = (tu_layout)(_i / N_TYPES);
     static const int dims[4] = {3, 5, 1, 1};
     const double eps = 0.25;
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         norm_case c;
         case_init(&c, h, FAM_GROUP, 5, t, l, 4, dims);
         case_fill(&c);
@@ -542,7 +528,6 @@ START_TEST(test_single_element_groups)
         check_out(&c.dscale, zeros, "dScale");
         tu_check_tensor(&c.dbias, dbias, "dBias");
         case_free(&c);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -555,10 +540,8 @@ START_TEST(test_rms_ignores_bias)
     tu_seed_fresh();
     udnnDataType_t t = tu_float_types[_i];
     static const int dims[3] = {2, 3, 5};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         norm_case c;
         case_init(&c, h, FAM_RMS, 1, t, TU_STRIDED, 3, dims);
         tu_fill_uniform(&c.x, -2.0, 3.0);
@@ -575,7 +558,6 @@ START_TEST(test_rms_ignores_bias)
         free(x);
         free(scale);
         case_free(&c);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -621,10 +603,8 @@ START_TEST(test_in_place)
     static const int dims[4] = {2, 6, 3, 5};
     int k = fam == FAM_GROUP ? 3 : 2;
     const double eps = 1e-2;
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         norm_case c;
         case_init(&c, h, fam, k, t, l, 4, dims);
         case_fill(&c);
@@ -680,7 +660,6 @@ START_TEST(test_in_place)
         free(ds);
         free(db);
         case_free(&c);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -769,19 +748,16 @@ START_TEST(test_norm_finite_differences)
     tu_seed_fresh();
     int fam = _i % 2;
     tu_layout l = (tu_layout)(_i / 2);
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int s = 0; s < 3; s++)
             for (int nd = 1; nd < fd_norm_shapes[s][0]; nd++) {
                 char what[128];
                 snprintf(what, sizeof what, "%s %s %s shape %d normalizedDims %d",
-                         tu_backend_name(be[b]), fam_names[fam], tu_layout_name(l), s, nd);
+                         tu_backend_name(bk), fam_names[fam], tu_layout_name(l), s, nd);
                 check_finite_differences(h, what, fam, nd, l, fd_norm_shapes[s][0],
                                          &fd_norm_shapes[s][1]);
             }
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -790,21 +766,18 @@ START_TEST(test_groupnorm_finite_differences)
 {
     tu_seed_fresh();
     tu_layout l = (tu_layout)_i;
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int s = 0; s < 3; s++) {
             const group_shape *gs = &fd_group_shapes[s];
             for (int j = 0; j < 4 && gs->groups[j] > 0; j++) {
                 char what[128];
-                snprintf(what, sizeof what, "%s group %s shape %d groups %d",
-                         tu_backend_name(be[b]), tu_layout_name(l), s, gs->groups[j]);
+                snprintf(what, sizeof what, "%s group %s shape %d groups %d", tu_backend_name(bk),
+                         tu_layout_name(l), s, gs->groups[j]);
                 check_finite_differences(h, what, FAM_GROUP, gs->groups[j], l, gs->rank,
                                          gs->dims);
             }
         }
-        udnnDestroy(h);
     }
 }
 END_TEST
