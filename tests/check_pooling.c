@@ -343,12 +343,9 @@ START_TEST(test_modes)
     tu_layout l = (tu_layout)(_i / (N_MODES * N_TYPES));
     pool_shape shapes[MAX_SHAPES];
     int ns = load_shapes(shapes);
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
-        for (int s = 0; s < ns; s++) check_problem(h, be[b], mode, t, l, &shapes[s], s, 1.0, 0.0);
-        udnnDestroy(h);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
+        for (int s = 0; s < ns; s++) check_problem(h, bk, mode, t, l, &shapes[s], s, 1.0, 0.0);
     }
 }
 END_TEST
@@ -361,13 +358,9 @@ START_TEST(test_alpha_beta)
     tu_layout l = (tu_layout)(_i % N_LAYOUTS);
     pool_shape shapes[MAX_SHAPES];
     int ns = load_shapes(shapes);
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
-        for (int s = 0; s < ns; s++)
-            check_problem(h, be[b], mode, t, l, &shapes[s], s, 1.5, -0.75);
-        udnnDestroy(h);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
+        for (int s = 0; s < ns; s++) check_problem(h, bk, mode, t, l, &shapes[s], s, 1.5, -0.75);
     }
 }
 END_TEST
@@ -408,10 +401,8 @@ START_TEST(test_hand_values)
     int mode = _i % N_MODES;
     udnnDataType_t t = tu_float_types[(_i / N_MODES) % N_TYPES];
     const hand_case *c = &hand[_i / (N_MODES * N_TYPES)];
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         udnnPoolingDescriptor_t d;
         tu_ok(udnnCreatePoolingDescriptor(&d));
         tu_ok(udnnSetPooling2dDescriptor(d, pool_modes[mode], UDNN_NOT_PROPAGATE_NAN,
@@ -429,7 +420,6 @@ START_TEST(test_hand_values)
         tu_check_tensor(&p.dx, c->dx[mode], mode_names[mode]);
         tensors_free(&p);
         udnnDestroyPoolingDescriptor(d);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -476,10 +466,8 @@ START_TEST(test_max_nan)
     udnnPoolingMode_t mode = (_i / N_NAN) % 2 ? UDNN_POOLING_MAX_DETERMINISTIC : UDNN_POOLING_MAX;
     udnnDataType_t t = tu_float_types[_i / (2 * N_NAN)];
     const pool_shape s = {2, 1, 1, {1, 4}, {1, 2}, {0, 0}, {1, 2}};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         udnnPoolingDescriptor_t d = make_pool(mode, c->nan, &s);
         pool_tensors p;
         tensors_init(&p, h, t, TU_NCHW, &s);
@@ -494,7 +482,6 @@ START_TEST(test_max_nan)
                           _i % N_NAN, i, tu_get(&p.dx, i), c->dx[i]);
         tensors_free(&p);
         udnnDestroyPoolingDescriptor(d);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -628,10 +615,8 @@ START_TEST(test_finite_differences)
     const double step = 1e-6;
     pool_shape shapes[MAX_SHAPES];
     int ns = load_shapes(shapes);
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int s = 0; s < ns; s++) {
             udnnPoolingDescriptor_t d =
                 make_pool(pool_modes[mode], UDNN_NOT_PROPAGATE_NAN, &shapes[s]);
@@ -659,7 +644,7 @@ START_TEST(test_finite_differences)
             double err = tu_rel_error(ana, num, p.x.count);
             ck_assert_msg(err < 1e-6, "%s %s shape line %d: rel err %g vs finite differences "
                                       "(seed %llu)",
-                          tu_backend_name(be[b]), mode_names[mode], s + 1, err,
+                          tu_backend_name(bk), mode_names[mode], s + 1, err,
                           (unsigned long long)tu_seed_used());
             free(dyv);
             free(num);
@@ -667,7 +652,6 @@ START_TEST(test_finite_differences)
             tensors_free(&p);
             udnnDestroyPoolingDescriptor(d);
         }
-        udnnDestroy(h);
     }
 }
 END_TEST
