@@ -204,14 +204,10 @@ START_TEST(test_algos_modes)
     int algo = _i % N_ALGOS, mode = (_i / N_ALGOS) % N_MODES;
     udnnDataType_t t = tu_float_types[(_i / (N_ALGOS * N_MODES)) % N_TYPES];
     tu_layout l = (tu_layout)(_i / (N_ALGOS * N_MODES * N_TYPES));
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int s = 0; s < N_SHAPES; s++)
-            if (!skip_shape(s, sm_modes[mode]))
-                check_problem(h, be[b], algo, mode, t, l, s, 1.0, 0.0);
-        udnnDestroy(h);
+            if (!skip_shape(s, sm_modes[mode])) check_problem(h, bk, algo, mode, t, l, s, 1.0, 0.0);
     }
 }
 END_TEST
@@ -222,14 +218,11 @@ START_TEST(test_alpha_beta)
     int algo = _i % N_ALGOS, mode = _i % N_MODES;
     udnnDataType_t t = tu_float_types[_i / N_ALGOS];
     tu_layout l = (tu_layout)(_i % N_LAYOUTS);
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int s = 0; s < N_SHAPES; s++)
             if (!skip_shape(s, sm_modes[mode]))
-                check_problem(h, be[b], algo, mode, t, l, s, -1.25, 0.5);
-        udnnDestroy(h);
+                check_problem(h, bk, algo, mode, t, l, s, -1.25, 0.5);
     }
 }
 END_TEST
@@ -254,10 +247,8 @@ START_TEST(test_hand_forward)
     udnnDataType_t t = tu_float_types[_i / (N_ALGOS * N_MODES)];
     static const int dims[4] = {1, 2, 1, 2};
     const double *want = hand_y[mode][algos[algo] == UDNN_SOFTMAX_LOG];
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         tu_tensor x, y;
         tu_tensor_init(&x, h, t, 4, dims, TU_NCHW);
         tu_tensor_init(&y, h, t, 4, dims, TU_NCHW);
@@ -267,7 +258,6 @@ START_TEST(test_hand_forward)
         tu_check_tensor(&y, want, algo_names[algo]);
         tu_tensor_free(&x);
         tu_tensor_free(&y);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -284,10 +274,8 @@ START_TEST(test_hand_backward)
     const double dy_v[2] = {1, is_log ? 2 : 0};
     const double want[2] = {is_log ? -0.103638323514327 : 0.1875,
                             is_log ? 1.593994150290162 : -0.1875};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         tu_tensor y, dy, dx;
         tu_tensor_init(&y, h, t, 4, dims, TU_NCHW);
         tu_tensor_init(&dy, h, t, 4, dims, TU_NCHW);
@@ -303,7 +291,6 @@ START_TEST(test_hand_backward)
         tu_tensor_free(&y);
         tu_tensor_free(&dy);
         tu_tensor_free(&dx);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -317,10 +304,8 @@ START_TEST(test_single_channel)
     udnnDataType_t t = tu_float_types[_i / N_ALGOS];
     int is_log = algos[algo] == UDNN_SOFTMAX_LOG;
     static const int dims[4] = {2, 1, 3, 3};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         tu_tensor x, y, dy, dx;
         tu_tensor_init(&x, h, t, 4, dims, TU_STRIDED);
         tu_tensor_init(&y, h, t, 4, dims, TU_STRIDED);
@@ -343,7 +328,6 @@ START_TEST(test_single_channel)
         tu_tensor_free(&y);
         tu_tensor_free(&dy);
         tu_tensor_free(&dx);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -357,10 +341,8 @@ START_TEST(test_large_inputs)
     static const int dims[4] = {1, 2, 1, 1};
     static const double want[2][2] = {{0.00033535013046647816, 0.9996646498695336},
                                       {-8.000335406372896, -0.0003354063728956624}};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         tu_tensor x, y;
         tu_tensor_init(&x, h, t, 4, dims, TU_NCHW);
         tu_tensor_init(&y, h, t, 4, dims, TU_NCHW);
@@ -371,7 +353,6 @@ START_TEST(test_large_inputs)
         tu_check_tensor(&y, want[is_log], is_log ? "log" : "accurate");
         tu_tensor_free(&x);
         tu_tensor_free(&y);
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -412,12 +393,9 @@ START_TEST(test_in_place)
     udnnDataType_t t = tu_float_types[_i % N_TYPES];
     tu_layout l = (tu_layout)(_i % N_LAYOUTS);
     static const int dims[5] = {2, 3, 2, 3, 3};
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         check_in_place(h, algo, mode, t, l, 5, dims, "");
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -438,22 +416,19 @@ START_TEST(test_long_rows)
     int algo = _i % N_ALGOS;
     udnnDataType_t t = tu_float_types[(_i / N_ALGOS) % N_TYPES];
     tu_layout l = _i / (N_ALGOS * N_TYPES) ? TU_NHWC : TU_NCHW;
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int s = 0; s < N_LONG; s++) {
             const int rank = long_shapes[s][0], *dims = &long_shapes[s][1];
             char shape[48];
             snprintf(shape, sizeof shape, "%dx%dx%dx%d", dims[0], dims[1], dims[2], dims[3]);
             for (int mode = 0; mode < N_MODES; mode++) {
                 if (sm_modes[mode] == UDNN_SOFTMAX_MODE_CHANNEL && dims[1] < 1000) continue;
-                check_dims(h, be[b], algo, mode, t, l, rank, dims, shape, 1.0, 0.0);
-                check_dims(h, be[b], algo, mode, t, l, rank, dims, shape, -1.25, 0.5);
+                check_dims(h, bk, algo, mode, t, l, rank, dims, shape, 1.0, 0.0);
+                check_dims(h, bk, algo, mode, t, l, rank, dims, shape, -1.25, 0.5);
                 check_in_place(h, algo, mode, t, l, rank, dims, shape);
             }
         }
-        udnnDestroy(h);
     }
 }
 END_TEST
@@ -476,10 +451,8 @@ START_TEST(test_finite_differences)
     int algo = _i % N_ALGOS, mode = (_i / N_ALGOS) % N_MODES;
     tu_layout l = (tu_layout)(_i / (N_ALGOS * N_MODES));
     const double step = 1e-6;
-    udnnBackend_t be[3];
-    int nb = tu_backends(be);
-    for (int b = 0; b < nb; b++) {
-        udnnHandle_t h = tu_handle(be[b]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
         for (int s = 0; s < N_SHAPES; s++) {
             if (skip_shape(s, sm_modes[mode])) continue;
             int rank = shapes[s][0];
@@ -511,7 +484,7 @@ START_TEST(test_finite_differences)
             double err = tu_rel_error(ana, num, x.count);
             ck_assert_msg(err < 1e-6, "%s %s %s shape %d: rel err %g vs finite differences "
                                       "(seed %llu)",
-                          tu_backend_name(be[b]), algo_names[algo], mode_names[mode], s, err,
+                          tu_backend_name(bk), algo_names[algo], mode_names[mode], s, err,
                           (unsigned long long)tu_seed_used());
             free(dyv);
             free(num);
@@ -521,7 +494,6 @@ START_TEST(test_finite_differences)
             tu_tensor_free(&dy);
             tu_tensor_free(&dx);
         }
-        udnnDestroy(h);
     }
 }
 END_TEST
