@@ -1103,8 +1103,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
 template <class T> __device__ __forceinline__ void pool_tile_copy(T *s, const T *g, int bytes)
 {
     if (bytes == 16) udnnGpuCopyAsync16(s, g);
-    else if (bytes == 8) udnnGpuCopyAsync8(s, g);
-    else if (bytes == 4) udnnGpuCopyAsync4(s, g);
+    else if (bytes == 8) udnnGpuCopyAsyncL1<8>(s, g);
+    else if (bytes == 4) udnnGpuCopyAsyncL1<4>(s, g);
     else *s = *g;
 }
 

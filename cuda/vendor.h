@@ -83,28 +83,21 @@ __device__ __forceinline__ void udnnGpuCopyAsyncWait(void)
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
 }
-/* 8 and 4 bytes alike (kept in L1 too), for rows whose alignment allows
- * no more. */
-__device__ __forceinline__ void udnnGpuCopyAsync8(void *shared, const void *global)
+/* 8 or 4 bytes (BYTES) alike, kept in L1 too, for rows whose alignment
+ * allows no more. */
+template <int BYTES>
+__device__ __forceinline__ void udnnGpuCopyAsyncL1(void *shared, const void *global)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(
                      (unsigned)__cvta_generic_to_shared(shared)),
-                 "l"(global)
+                 "l"(global), "n"(BYTES)
                  : "memory");
 #else
-    *(uint2 *)shared = *(const uint2 *)global;
-#endif
-}
-__device__ __forceinline__ void udnnGpuCopyAsync4(void *shared, const void *global)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(shared)),
-                 "l"(global)
-                 : "memory");
-#else
-    *(unsigned *)shared = *(const unsigned *)global;
+    struct alignas(BYTES) unit {
+        unsigned v[BYTES / 4];
+    };
+    *(unit *)shared = *(const unit *)global;
 #endif
 }
 /* Pipelining: the copies a thread issued since its last commit become one
