@@ -301,11 +301,6 @@ __device__ __forceinline__ C bn_value(const bn_coef<C> &k, C x, C dy)
     return d * k.a + k.b;
 }
 
-template <class C> __device__ __forceinline__ C bn_blend(C v, C alpha, C beta, C old)
-{
-    return udnn_gpu_scale_blend(v, alpha, beta, old);
-}
-
 /* ---- pass 1: partial sums --------------------------------------------------------------- */
 
 /* K sums per feature and split: forward d and d^2 with d = x - shift;
@@ -517,7 +512,7 @@ __device__ __forceinline__ void bn_apply_one(const bn_apply_args<T, C> &a, const
     const bn_coef<C> k = bn_load_coef(coef, a.F, (int64_t)f);
     const C v = bn_value<C, BWD>(k, (C)io<T>::ld(a.x[xo]), BWD ? (C)io<T>::ld(a.dy[go]) : C(0));
     const C old = a.beta != C(0) ? (C)io<T>::ld(a.out[oo]) : C(0);
-    a.out[oo] = io<T>::st((S)bn_blend(v, a.alpha, a.beta, old));
+    a.out[oo] = io<T>::st((S)udnn_gpu_scale_blend(v, a.alpha, a.beta, old));
 }
 
 /* One 16-byte vector of the dense walk: vector jv from the coefficients of
@@ -534,7 +529,7 @@ __device__ __forceinline__ void bn_apply_vec(const bn_apply_args<T, C> &a, const
         const C v = bn_value<C, BWD>(kc[ONE ? 0 : k], (C)io<T>::ld(xv.v[k]),
                                      BWD ? (C)io<T>::ld(gv.v[k]) : C(0));
         const C old = a.beta != C(0) ? (C)io<T>::ld(ov.v[k]) : C(0);
-        ov.v[k] = io<T>::st((S)bn_blend(v, a.alpha, a.beta, old));
+        ov.v[k] = io<T>::st((S)udnn_gpu_scale_blend(v, a.alpha, a.beta, old));
     }
 }
 
@@ -675,7 +670,7 @@ __device__ void bn_fused_write(const bn_fused_args<T> &a, const int64_t fo[BN_SL
         const C g = BWD ? (C)io<T>::ld(a.dy[fo[S_DY] + mo[S_DY]]) : C(0);
         T *o = a.out + fo[S_OUT] + mo[S_OUT];
         const C old = beta != C(0) ? (C)io<T>::ld(*o) : C(0);
-        *o = io<T>::st((S)bn_blend(bn_value<C, BWD>(k, x, g), alpha, beta, old));
+        *o = io<T>::st((S)udnn_gpu_scale_blend(bn_value<C, BWD>(k, x, g), alpha, beta, old));
     }
 }
 
@@ -1222,7 +1217,7 @@ __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const
                 const C v = bn_value<C, BWD>(k, (C)io<T>::ld(xv.v[e]),
                                              BWD ? (C)io<T>::ld(gv.v[e]) : C(0));
                 const C old = blend ? (C)io<T>::ld(o.v[e]) : C(0);
-                o.v[e] = io<T>::st((S)bn_blend(v, a.alpha, a.beta, old));
+                o.v[e] = io<T>::st((S)udnn_gpu_scale_blend(v, a.alpha, a.beta, old));
             }
             bn_put<T, W>(out, o);
         }

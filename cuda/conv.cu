@@ -735,8 +735,7 @@ __global__ void __launch_bounds__(TILE_THREADS)
                     part[((int64_t)split * kall + k) * v.cols + n0 + cc] = acc[i][j];
                 } else {
                     const int64_t off = sm.row_w[mm] + sm.col_w[cc];
-                    const C old = beta != C(0) ? (C)io<T>::ld(dw[off]) : C(0);
-                    dw[off] = io<T>::st(udnn_gpu_scale_blend(acc[i][j], alpha, beta, old));
+                    udnn_gpu_blend_store(dw + off, acc[i][j], alpha, beta);
                 }
             }
         }
@@ -786,8 +785,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
     }
     const int64_t off = k * v.g.ws[0] + ch * v.g.ws[1] + fi[0] * v.g.ws[2] + fi[1] * v.g.ws[3] +
                         fi[2] * v.g.ws[4];
-    const C old = beta != C(0) ? (C)io<T>::ld(dw[off]) : C(0);
-    dw[off] = io<T>::st(udnn_gpu_scale_blend(acc, alpha, beta, old));
+    udnn_gpu_blend_store(dw + off, acc, alpha, beta);
 }
 
 /* dw element i = k * cols + col = the splits' partial sums of i, added in
@@ -807,8 +805,7 @@ __global__ void filter_finish(filter_view v, const typename io<T>::C *part, T *d
         const int ch = split_col(v, (int)(i - k * v.cols), t, fi);
         const int64_t off = k * v.g.ws[0] + ch * v.g.ws[1] + fi[0] * v.g.ws[2] +
                             fi[1] * v.g.ws[3] + fi[2] * v.g.ws[4];
-        const C old = beta != C(0) ? (C)io<T>::ld(dw[off]) : C(0);
-        dw[off] = io<T>::st(udnn_gpu_scale_blend(acc, alpha, beta, old));
+        udnn_gpu_blend_store(dw + off, acc, alpha, beta);
     }
 }
 
@@ -926,8 +923,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
         part[(int64_t)blockIdx.y * v.k + k] = acc;
         return;
     }
-    const C old = beta != C(0) ? (C)io<T>::ld(db[k * v.db_stride]) : C(0);
-    db[k * v.db_stride] = io<T>::st(udnn_gpu_scale_blend(acc, alpha, beta, old));
+    udnn_gpu_blend_store(db + k * v.db_stride, acc, alpha, beta);
 }
 
 template <class T>
@@ -939,8 +935,7 @@ __global__ void bias_finish(bias_view v, const typename io<T>::C *part, T *db,
     {
         C acc = C(0);
         for (int s = 0; s < v.splits; s++) acc += part[s * v.k + k];
-        const C old = beta != C(0) ? (C)io<T>::ld(db[k * v.db_stride]) : C(0);
-        db[k * v.db_stride] = io<T>::st(udnn_gpu_scale_blend(acc, alpha, beta, old));
+        udnn_gpu_blend_store(db + k * v.db_stride, acc, alpha, beta);
     }
 }
 

@@ -324,6 +324,17 @@ template <class C> __device__ __forceinline__ C udnn_gpu_scale_blend(C v, C alph
     return beta != C(0) ? udnn_gpu_blend(v, alpha, beta, old) : alpha * v;
 }
 
+/* *p = alpha * v + beta * *p, *p read only where beta != 0. */
+template <class T>
+__device__ __forceinline__ void udnn_gpu_blend_store(T *p, typename io<T>::C v,
+                                                     typename io<T>::C alpha,
+                                                     typename io<T>::C beta)
+{
+    typedef typename io<T>::C C;
+    const C old = beta != C(0) ? (C)io<T>::ld(*p) : C(0);
+    *p = io<T>::st(udnn_gpu_scale_blend(v, alpha, beta, old));
+}
+
 /* bytes rounded up to 256, the alignment of regions carved from scratch. */
 static inline size_t udnn_gpu_align256(size_t bytes)
 {

@@ -112,9 +112,7 @@ template <class T>
 __device__ __forceinline__ void lrn_store(T *out, typename io<T>::C v,
                                           const lrn_cfg<typename io<T>::C> &f)
 {
-    typedef typename io<T>::C C;
-    const C old = f.beta_blend != C(0) ? (C)io<T>::ld(*out) : C(0);
-    *out = io<T>::st(udnn_gpu_scale_blend(v, f.alpha, f.beta_blend, old));
+    udnn_gpu_blend_store(out, v, f.alpha, f.beta_blend);
 }
 
 /* ---- vectors of P adjacent elements -------------------------------------------------- */

@@ -220,9 +220,7 @@ __global__ void __launch_bounds__(MM_THREADS)
                             const int64_t col = n0 + gj * SPAN_N + tx * 4 + j;
                             if (col >= g.n) continue;
                             T *o = c_base + row * g.c_row + col * g.c_col;
-                            const C old = beta != C(0) ? (C)io<T>::ld(*o) : C(0);
-                            *o = io<T>::st(udnn_gpu_scale_blend(
-                                acc[gi * 4 + i][gj * 4 + j], alpha, beta, old));
+                            udnn_gpu_blend_store(o, acc[gi * 4 + i][gj * 4 + j], alpha, beta);
                         }
                 }
         }

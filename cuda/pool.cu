@@ -119,15 +119,6 @@ template <class C> __device__ __forceinline__ C pool_divisor(const pool_args &a,
     return C((hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]));
 }
 
-template <class T>
-__device__ __forceinline__ void pool_blend_store(T *p, typename io<T>::C v,
-                                                 typename io<T>::C alpha, typename io<T>::C beta)
-{
-    typedef typename io<T>::C C;
-    const C old = beta != C(0) ? (C)io<T>::ld(*p) : C(0);
-    *p = io<T>::st(udnn_gpu_scale_blend(v, alpha, beta, old));
-}
-
 /* ---- reducing a window ------------------------------------------------------------ */
 
 /* The maximum of a window under the reference's rules and (POS) where it
@@ -195,7 +186,7 @@ __global__ void pool_fwd_kernel(pool_args a, const T *x, T *y, typename io<T>::C
         int at[3];
         const C v = a.is_max ? pool_window_max<T, false>(a, xb, lo, hi, at)
                              : pool_window_sum<T>(a, xb, lo, hi) / pool_divisor<C>(a, lo, hi);
-        pool_blend_store(y + n * a.ys[0] + c * a.ys[1] + o[0] * a.ys[2] + o[1] * a.ys[3] +
+        udnn_gpu_blend_store(y + n * a.ys[0] + c * a.ys[1] + o[0] * a.ys[2] + o[1] * a.ys[3] +
                              o[2] * a.ys[4],
                          v, alpha, beta);
     }
@@ -337,7 +328,7 @@ __global__ void pool_bwd_kernel(pool_args a, const T *x, const T *dy, const uint
                         grad += g;
                     }
                 }
-        pool_blend_store(dx + n * a.xs2[0] + c * a.xs2[1] + in[0] * a.xs2[2] +
+        udnn_gpu_blend_store(dx + n * a.xs2[0] + c * a.xs2[1] + in[0] * a.xs2[2] +
                              in[1] * a.xs2[3] + in[2] * a.xs2[4],
                          grad, alpha, beta);
     }
@@ -451,7 +442,7 @@ template <class T, int V>
 __device__ __forceinline__ void pool_stv(T *p, const typename io<T>::C *v,
                                          typename io<T>::C alpha, typename io<T>::C beta)
 {
-    if (V == 1) pool_blend_store(p, v[0], alpha, beta);
+    if (V == 1) udnn_gpu_blend_store(p, v[0], alpha, beta);
     else pool_st_pack<T, V>(p, v, alpha, beta);
 }
 
@@ -740,7 +731,7 @@ POOL_FAST pool_row_fwd_kernel(pool_args a, const T *__restrict__ x, T *__restric
 #pragma unroll
                     for (int j = 0; j < V; j++)
                         if (ow0 + j < a.out[2])
-                            pool_blend_store(yr + (ow0 + j) * a.ys[4], v[j], alpha, beta);
+                            udnn_gpu_blend_store(yr + (ow0 + j) * a.ys[4], v[j], alpha, beta);
                 }
             }
         }
@@ -825,7 +816,7 @@ POOL_FAST pool_row_gather_kernel(pool_args a, const T *__restrict__ dy,
         } else {
 #pragma unroll
             for (int j = 0; j < V; j++)
-                if (w0 + j < a.in[2]) pool_blend_store(dxr + (w0 + j) * a.xs2[4], grad[j], alpha, beta);
+                if (w0 + j < a.in[2]) udnn_gpu_blend_store(dxr + (w0 + j) * a.xs2[4], grad[j], alpha, beta);
         }
     }
 }
@@ -939,12 +930,12 @@ POOL_FAST pool_row_cell_kernel(pool_args a, const T *__restrict__ x, const T *__
 #pragma unroll
                         for (int k = 0; k < V; k++)
                             if (q * V + k < ehi)
-                                pool_blend_store(row + (B + q * V + k) * a.xs2[4], v[k], alpha, beta);
+                                udnn_gpu_blend_store(row + (B + q * V + k) * a.xs2[4], v[k], alpha, beta);
                     }
                 }
                 if (last)
                     for (int w = B + NB; w < a.in[2]; w++)
-                        pool_blend_store(row + w * a.xs2[4], C(0), alpha, beta);
+                        udnn_gpu_blend_store(row + w * a.xs2[4], C(0), alpha, beta);
             }
     }
 }
@@ -1029,7 +1020,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
                     m = pool_div(m, a.include_pad ? C(a.win[0] * a.win[1] * 2)
                                                   : C((dhi - dlo) * (hhi - hlo) * cols));
                 }
-                pool_blend_store(yb + oh * a.ys[3] + ow * a.ys[4], m, alpha, beta);
+                udnn_gpu_blend_store(yb + oh * a.ys[3] + ow * a.ys[4], m, alpha, beta);
             }
             continue;
         }
@@ -1092,7 +1083,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
                 pool_st_pack<T, P>(yr + ow0, v, alpha, beta);
             } else {
 #pragma unroll
-                for (int j = 0; j < P; j++) pool_blend_store(yr + (ow0 + j) * a.ys[4], v[j], alpha, beta);
+                for (int j = 0; j < P; j++) udnn_gpu_blend_store(yr + (ow0 + j) * a.ys[4], v[j], alpha, beta);
             }
         }
     }
@@ -1266,7 +1257,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
             } else {
 #pragma unroll
                 for (int e = 0; e < XV; e++)
-                    if (B + e < in2) pool_blend_store(row + (int64_t)(B + e) * a.xs2[4], grad[e], alpha, beta);
+                    if (B + e < in2) udnn_gpu_blend_store(row + (int64_t)(B + e) * a.xs2[4], grad[e], alpha, beta);
             }
         }
     }

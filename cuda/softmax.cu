@@ -130,9 +130,7 @@ template <class T>
 __device__ __forceinline__ void sm_store(T *out, const typename io<T>::C v,
                                          const sm_cfg<typename io<T>::C> &f)
 {
-    typedef typename io<T>::C C;
-    const C old = f.beta != C(0) ? (C)io<T>::ld(*out) : C(0);
-    *out = io<T>::st(udnn_gpu_scale_blend(v, f.alpha, f.beta, old));
+    udnn_gpu_blend_store(out, v, f.alpha, f.beta);
 }
 
 /* ---- vectors ------------------------------------------------------------------------- */
