@@ -824,29 +824,26 @@ template <class C, int FG, int K> struct bn_flow_smem {
     uint32_t ticket, last;
 };
 
-/* W consecutive elements (16 bytes when W > 1). */
-template <class T, int W> struct alignas(W * sizeof(T)) bn_pack {
-    T v[W];
-};
-
 /* LAST: the data's last read (evict first). */
-template <class T, int W, bool LAST> __device__ __forceinline__ bn_pack<T, W> bn_get(const T *p)
+template <class T, int W, bool LAST>
+__device__ __forceinline__ udnn_gpu_pack<T, W> bn_get(const T *p)
 {
 #if BN_FLOW_HINTS
     if constexpr (LAST && W * sizeof(T) == 16) {
         const uint4 u = udnnGpuLoadLast((const uint4 *)p);
-        bn_pack<T, W> r;
+        udnn_gpu_pack<T, W> r;
         memcpy(&r, &u, 16);
         return r;
     } else {
-        return *(const bn_pack<T, W> *)p;
+        return *(const udnn_gpu_pack<T, W> *)p;
     }
 #else
-    return *(const bn_pack<T, W> *)p;
+    return *(const udnn_gpu_pack<T, W> *)p;
 #endif
 }
 
-template <class T, int W> __device__ __forceinline__ void bn_put(T *p, const bn_pack<T, W> &v)
+template <class T, int W>
+__device__ __forceinline__ void bn_put(T *p, const udnn_gpu_pack<T, W> &v)
 {
 #if BN_FLOW_HINTS
     if constexpr (W * sizeof(T) == 16) {
@@ -854,10 +851,10 @@ template <class T, int W> __device__ __forceinline__ void bn_put(T *p, const bn_
         memcpy(&u, &v, 16);
         udnnGpuStoreStream((uint4 *)p, u);
     } else {
-        *(bn_pack<T, W> *)p = v;
+        *(udnn_gpu_pack<T, W> *)p = v;
     }
 #else
-    *(bn_pack<T, W> *)p = v;
+    *(udnn_gpu_pack<T, W> *)p = v;
 #endif
 }
 
@@ -1024,13 +1021,14 @@ __device__ __forceinline__ bn_flow_at bn_flow_locate(const bn_flow_args<T, C> &a
  * after x's H. */
 template <class T, int W, int H> struct bn_held {
     static_assert(H == 0 || W * sizeof(T) == 16, "held loads are 16 bytes");
-    bn_pack<T, W> *at;
+    udnn_gpu_pack<T, W> *at;
 };
 
 /* Load u of a thread holding U in registers and the rest in `h`; t: which
  * tensor (0 x, 1 dy). */
 template <int U, int H, class T, int W>
-__device__ __forceinline__ bn_pack<T, W> *bn_held_slot(const bn_held<T, W, H> &h, int u, int t)
+__device__ __forceinline__ udnn_gpu_pack<T, W> *bn_held_slot(const bn_held<T, W, H> &h, int u,
+                                                             int t)
 {
     return h.at + (int64_t)(t * H + u - U) * UDNN_GPU_BLOCK;
 }
@@ -1039,8 +1037,8 @@ __device__ __forceinline__ bn_pack<T, W> *bn_held_slot(const bn_held<T, W, H> &h
  * into shared memory; LAST: their last read. */
 template <class T, bool BWD, bool ROWS, int W, int U, bool LAST, int H = 0, class C>
 __device__ __forceinline__ void bn_flow_load(const bn_flow_args<T, C> &a, const bn_flow_at &at,
-                                             bn_pack<T, W> (&xr)[U],
-                                             bn_pack<T, W> (&gr)[BWD ? U : 1],
+                                             udnn_gpu_pack<T, W> (&xr)[U],
+                                             udnn_gpu_pack<T, W> (&gr)[BWD ? U : 1],
                                              bn_held<T, W, H> held = {})
 {
     typedef bn_flow_lanes<T, ROWS, W> G;
@@ -1062,8 +1060,8 @@ __device__ __forceinline__ void bn_flow_load(const bn_flow_args<T, C> &a, const 
 
 /* Load u of x (t 0) or dy (t 1): from the registers or the held. */
 template <int U, int H, class T, int W>
-__device__ __forceinline__ bn_pack<T, W> bn_pick(const bn_pack<T, W> (&r)[U > 0 ? U : 1],
-                                                 const bn_held<T, W, H> &held, int u, int t)
+__device__ __forceinline__ udnn_gpu_pack<T, W>
+bn_pick(const udnn_gpu_pack<T, W> (&r)[U > 0 ? U : 1], const bn_held<T, W, H> &held, int u, int t)
 {
     return u < U ? r[u < U ? u : 0] /* in bounds where not taken too */
                  : *bn_held_slot<U>(held, u, t);
@@ -1077,8 +1075,8 @@ template <class T, int K, bool BWD, bool ROWS, int W, int U, bool KEEP, int H = 
 __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_t item,
                                             const bn_flow_at &at,
                                             bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> &sm,
-                                            const bn_pack<T, W> (&xr)[U],
-                                            const bn_pack<T, W> (&gr)[BWD ? U : 1],
+                                            const udnn_gpu_pack<T, W> (&xr)[U],
+                                            const udnn_gpu_pack<T, W> (&gr)[BWD ? U : 1],
                                             bn_held<T, W, H> held = {})
 {
     typedef bn_flow_lanes<T, ROWS, W> G;
@@ -1096,8 +1094,8 @@ __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_
     for (int u = 0; u < U + H; u++) {
         if (H > 0 && u == U) udnnGpuCopyAsyncWait(); /* the held have landed */
         if (!at.valid || at.p0 + (int64_t)u * G::STEP >= at.p1) continue;
-        const bn_pack<T, W> xv = bn_pick<U>(xr, held, u, 0);
-        bn_pack<T, W> gv;
+        const udnn_gpu_pack<T, W> xv = bn_pick<U>(xr, held, u, 0);
+        udnn_gpu_pack<T, W> gv;
         if constexpr (BWD) gv = bn_pick<U>(gr, held, u, 1);
 #pragma unroll
         for (int e = 0; e < W; e++) {
@@ -1158,7 +1156,7 @@ __device__ __forceinline__ void bn_flow_reduce(const bn_flow_args<T, C> &a, uint
 {
     constexpr int U = BN_FLOW_LOADS;
     const bn_flow_at at = bn_flow_locate<T, ROWS, W>(a, item);
-    bn_pack<T, W> xr[U], gr[BWD ? U : 1];
+    udnn_gpu_pack<T, W> xr[U], gr[BWD ? U : 1];
     bn_flow_load<T, BWD, ROWS, W, U, false>(a, at, xr, gr);
     bn_flow_sum<T, K, BWD, ROWS, W, U, false>(a, item, at, sm, xr, gr);
 }
@@ -1168,9 +1166,9 @@ __device__ __forceinline__ void bn_flow_reduce(const bn_flow_args<T, C> &a, uint
 template <class T, int K, bool BWD, bool ROWS, int W, int U, int H = 0, class C>
 __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const bn_flow_at &at,
                                               bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> &sm,
-                                              const bn_pack<T, W> (&xr)[U],
-                                              const bn_pack<T, W> (&gr)[BWD ? U : 1], bool own,
-                                              bn_held<T, W, H> held = {})
+                                              const udnn_gpu_pack<T, W> (&xr)[U],
+                                              const udnn_gpu_pack<T, W> (&gr)[BWD ? U : 1],
+                                              bool own, bn_held<T, W, H> held = {})
 {
     typedef typename io<T>::C S;
     typedef bn_flow_lanes<T, ROWS, W> G;
@@ -1206,10 +1204,10 @@ __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const
         const int64_t pos = at.p0 + (int64_t)u * G::STEP;
         if (pos < at.p1) {
             T *out = a.out + bn_flow_off<ROWS, W>(a, g, at.f0, pos);
-            const bn_pack<T, W> xv = bn_pick<U>(xr, held, u, 0);
-            bn_pack<T, W> gv;
+            const udnn_gpu_pack<T, W> xv = bn_pick<U>(xr, held, u, 0);
+            udnn_gpu_pack<T, W> gv;
             if constexpr (BWD) gv = bn_pick<U>(gr, held, u, 1);
-            bn_pack<T, W> o;
+            udnn_gpu_pack<T, W> o;
             if (blend) o = bn_get<T, W, false>(out); /* rare: read it late */
 #pragma unroll
             for (int e = 0; e < W; e++) {
@@ -1232,7 +1230,7 @@ __device__ __forceinline__ void bn_flow_apply(const bn_flow_args<T, C> &a, uint3
 {
     constexpr int U = BN_FLOW_LOADS;
     const bn_flow_at at = bn_flow_locate<T, ROWS, W>(a, item);
-    bn_pack<T, W> xr[U], gr[BWD ? U : 1];
+    udnn_gpu_pack<T, W> xr[U], gr[BWD ? U : 1];
     bn_flow_load<T, BWD, ROWS, W, U, true>(a, at, xr, gr);
     bn_flow_write<T, K, BWD, ROWS, W, U>(a, at, sm, xr, gr, false);
 }
@@ -1353,7 +1351,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, BN_KEEP_MIN)
     constexpr int U = L::U, H = L::H;
     __shared__ bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> sm;
     extern __shared__ uint4 bn_keep_shared[];
-    const bn_held<T, W, H> held = {(bn_pack<T, W> *)bn_keep_shared + threadIdx.x};
+    const bn_held<T, W, H> held = {(udnn_gpu_pack<T, W> *)bn_keep_shared + threadIdx.x};
     /* TEAMS: the grid is teams of S blocks, block m of a team taking slice
      * m of the team's groups, so that a team waits only for itself and
      * teams drift apart (some load while others wait or store); else
@@ -1363,7 +1361,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, BN_KEEP_MIN)
     if (item >= a.NR || item >= step) return;
     for (; item < a.NR; item += step) {
         const bn_flow_at at = bn_flow_locate<T, ROWS, W>(a, item);
-        bn_pack<T, W> xr[U], gr[BWD ? U : 1];
+        udnn_gpu_pack<T, W> xr[U], gr[BWD ? U : 1];
         bn_flow_load<T, BWD, ROWS, W, U, true, H>(a, at, xr, gr, held);
         bn_flow_sum<T, K, BWD, ROWS, W, U, true, H>(a, item, at, sm, xr, gr, held);
         bn_flow_write<T, K, BWD, ROWS, W, U, H>(a, at, sm, xr, gr, BN_KEEP_SELF || sm.last,

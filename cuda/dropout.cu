@@ -130,12 +130,6 @@ template <class T> __device__ __forceinline__ T drop_value(T in, bool keep, doub
     return keep ? drop_scaled(in, scale) : io<T>::st(0);
 }
 
-/* N elements of T moved as one access (16 bytes or more for N = 16 /
- * sizeof(T); 32 bytes, two accesses, for 4 doubles). */
-template <class T, int N> struct alignas(N * sizeof(T)) drop_vec {
-    T v[N];
-};
-
 /* ---- packed row-major --------------------------------------------------------------- */
 
 /* Elements a thread takes at a time: 4 (one Philox block), or 8 for
@@ -183,11 +177,11 @@ __global__ void drop_rowmajor(int64_t count, const T *in, T *out, drop_args a, b
     {
         const int64_t i0 = j * N;
         if (vec && i0 + N <= count) {
-            const drop_vec<T, N> x = *(const drop_vec<T, N> *)(in + i0);
+            const udnn_gpu_pack<T, N> x = *(const udnn_gpu_pack<T, N> *)(in + i0);
             const unsigned bits = drop_chunk_bits<FWD, N>(s, a, i0, N, true);
-            drop_vec<T, N> y;
+            udnn_gpu_pack<T, N> y;
             for (int k = 0; k < N; k++) y.v[k] = drop_value(x.v[k], bits >> k & 1u, a.scale);
-            *(drop_vec<T, N> *)(out + i0) = y;
+            *(udnn_gpu_pack<T, N> *)(out + i0) = y;
         } else {
             const int n = count - i0 < N ? (int)(count - i0) : N;
             const unsigned bits = drop_chunk_bits<FWD, N>(s, a, i0, n, false);
@@ -330,15 +324,16 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
         T *tout = out + (o * sh.positions + r0) * sh.channels + c0;
         const int run = tr * tc; /* FLAT: elements of the tile */
 
-        drop_vec<T, V> x[ITEMS];
+        udnn_gpu_pack<T, V> x[ITEMS];
         drop_walk w = drop_walk_start(FLAT ? 1 : tc / V); /* FLAT: unused */
 #pragma unroll
         for (int it = 0; it < ITEMS; it++, drop_walk_next(w)) {
             if (FLAT) {
                 const int e = (threadIdx.x + it * blockDim.x) * V;
-                if (e < run) x[it] = *(const drop_vec<T, V> *)(tin + e);
+                if (e < run) x[it] = *(const udnn_gpu_pack<T, V> *)(tin + e);
             } else if (w.rr < tr) {
-                x[it] = *(const drop_vec<T, V> *)(tin + (int64_t)w.rr * sh.channels + w.cv * V);
+                x[it] =
+                    *(const udnn_gpu_pack<T, V> *)(tin + (int64_t)w.rr * sh.channels + w.cv * V);
             }
         }
 
@@ -367,9 +362,9 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
                 off = (int64_t)w.rr * sh.channels + w.cv * V;
             }
             const unsigned bits = drop_load_bits<V>(mask + m);
-            drop_vec<T, V> y;
+            udnn_gpu_pack<T, V> y;
             for (int k = 0; k < V; k++) y.v[k] = drop_value(x[it].v[k], bits >> k & 1u, a.scale);
-            *(drop_vec<T, V> *)(tout + off) = y;
+            *(udnn_gpu_pack<T, V> *)(tout + off) = y;
         }
         __syncthreads(); /* the mask tile is reused */
     }

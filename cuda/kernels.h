@@ -369,6 +369,11 @@ template <class T, int NIN> struct udnn_gpu_inputs {
     const T *p[NIN > 0 ? NIN : 1];
 };
 
+/* N adjacent elements moved as one access, aligned to their size. */
+template <class T, int N> struct alignas(N * sizeof(T)) udnn_gpu_pack {
+    T v[N];
+};
+
 template <class T> struct alignas(16) udnn_gpu_vec {
     T v[16 / sizeof(T)];
 };

@@ -117,16 +117,12 @@ __device__ __forceinline__ void lrn_store(T *out, typename io<T>::C v,
 
 /* ---- vectors of P adjacent elements -------------------------------------------------- */
 
-template <class T, int P> struct alignas(P * sizeof(T)) lrn_vec {
-    T v[P];
-};
-
 /* The vector at p, or zeros when !ok (p is not read then). */
-template <class T, int P> __device__ __forceinline__ lrn_vec<T, P> lrn_ld(const T *p, bool ok)
+template <class T, int P> __device__ __forceinline__ udnn_gpu_pack<T, P> lrn_ld(const T *p, bool ok)
 {
-    lrn_vec<T, P> r;
+    udnn_gpu_pack<T, P> r;
     if (ok) {
-        r = *(const lrn_vec<T, P> *)p;
+        r = *(const udnn_gpu_pack<T, P> *)p;
     } else {
 #pragma unroll
         for (int k = 0; k < P; k++) r.v[k] = io<T>::st(typename io<T>::C(0));
@@ -135,7 +131,7 @@ template <class T, int P> __device__ __forceinline__ lrn_vec<T, P> lrn_ld(const 
 }
 
 template <class T, int P>
-__device__ __forceinline__ void lrn_cvt(const lrn_vec<T, P> &v, typename io<T>::C (&out)[P])
+__device__ __forceinline__ void lrn_cvt(const udnn_gpu_pack<T, P> &v, typename io<T>::C (&out)[P])
 {
 #pragma unroll
     for (int k = 0; k < P; k++) out[k] = io<T>::ld(v.v[k]);
@@ -147,9 +143,9 @@ __device__ __forceinline__ void lrn_put(T *out, const typename io<T>::C (&v)[P],
                                         const lrn_cfg<typename io<T>::C> &f)
 {
     typedef typename io<T>::C C;
-    lrn_vec<T, P> o;
+    udnn_gpu_pack<T, P> o;
     if (f.beta_blend != C(0)) {
-        const lrn_vec<T, P> old = *(const lrn_vec<T, P> *)out;
+        const udnn_gpu_pack<T, P> old = *(const udnn_gpu_pack<T, P> *)out;
 #pragma unroll
         for (int k = 0; k < P; k++) {
             o.v[k] = io<T>::st(
@@ -159,7 +155,7 @@ __device__ __forceinline__ void lrn_put(T *out, const typename io<T>::C (&v)[P],
 #pragma unroll
         for (int k = 0; k < P; k++) o.v[k] = io<T>::st(f.alpha * v[k]);
     }
-    *(lrn_vec<T, P> *)out = o;
+    *(udnn_gpu_pack<T, P> *)out = o;
 }
 
 /* The taps of a window of cap NB behind and NA ahead that the actual n
@@ -281,7 +277,7 @@ __global__ void __launch_bounds__(LRN_WALK_BLOCK)
             const int64_t ch = c_begin - NB + m;
             lrn_cvt<T, P>(lrn_ld<T, P>(xq, ch >= 0 && ch < x_end), X[m]);
         }
-        lrn_vec<T, P> nx[A * U];
+        udnn_gpu_pack<T, P> nx[A * U];
 #pragma unroll
         for (int i = 0; i < A * U; i++, xq += a.cs)
             nx[i] = lrn_ld<T, P>(xq, c_begin + NA + i < x_end);
@@ -359,7 +355,7 @@ __global__ void __launch_bounds__(LRN_WALK_BLOCK, MINB)
         for (int m = 0; m < NB; m++)
 #pragma unroll
             for (int k = 0; k < P; k++) D[m][k] = C(0);
-        lrn_vec<T, P> nx[A * U], ny[A * U], ndy[A * U];
+        udnn_gpu_pack<T, P> nx[A * U], ny[A * U], ndy[A * U];
 #pragma unroll
         for (int i = 0; i < A * U; i++, xq += a.cs, yq += a.cs, dyq += a.cs) {
             const int64_t ch = c_start + W + i, cr = c_start + NB + i;

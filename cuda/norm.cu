@@ -593,10 +593,6 @@ template <class T> struct nm_row_args {
     double *partial;         /* backward: [block][2][len] */
 };
 
-template <class T, int V> struct alignas(V * sizeof(T)) nm_raw {
-    T v[V];
-};
-
 extern __shared__ double nm_dyn_smem[];
 
 template <class T>
@@ -658,7 +654,7 @@ __global__ void __launch_bounds__(NM_ROW_THREADS) nm_fwd_rows(nm_row_args<T> a)
 {
     typedef typename io<T>::C C;
     typedef typename nm_param<T>::P P;
-    typedef nm_raw<T, V> R;
+    typedef udnn_gpu_pack<T, V> R;
     __shared__ double red[2 * NM_ROW_WARPS * 2];
     const int tx = threadIdx.x, tw = blockDim.x, items = a.len / V;
     const int64_t set = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
@@ -711,11 +707,11 @@ __global__ void __launch_bounds__(NM_ROW_THREADS) nm_fwd_rows(nm_row_args<T> a)
 
 /* Row `set` of x and dy and its statistics, where it exists. */
 template <class T, int V, int NV, class W>
-__device__ __forceinline__ void nm_bwd_row_load(const nm_row_args<T> &a, int64_t set,
-                                                nm_raw<T, V> (&xr)[NV], nm_raw<T, V> (&gr)[NV],
-                                                W &mean, W &inv, int64_t &out)
+__device__ __forceinline__ void
+nm_bwd_row_load(const nm_row_args<T> &a, int64_t set, udnn_gpu_pack<T, V> (&xr)[NV],
+                udnn_gpu_pack<T, V> (&gr)[NV], W &mean, W &inv, int64_t &out)
 {
-    typedef nm_raw<T, V> R;
+    typedef udnn_gpu_pack<T, V> R;
     const int tx = threadIdx.x, tw = blockDim.x, items = a.len / V;
     mean = inv = W(0);
     out = 0;
@@ -756,7 +752,7 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
 {
     typedef typename io<T>::C C;
     typedef typename nm_row_wide<T, FW>::W W;
-    typedef nm_raw<T, V> RV;
+    typedef udnn_gpu_pack<T, V> RV;
     constexpr int NV = COLS / V;
     __shared__ W red[2 * NM_ROW_WARPS * 2 * R];
     __shared__ double fold[2 * COLS * (NM_BWD_BLOCK / 2)];

@@ -187,8 +187,8 @@ __global__ void pool_fwd_kernel(pool_args a, const T *x, T *y, typename io<T>::C
         const C v = a.is_max ? pool_window_max<T, false>(a, xb, lo, hi, at)
                              : pool_window_sum<T>(a, xb, lo, hi) / pool_divisor<C>(a, lo, hi);
         udnn_gpu_blend_store(y + n * a.ys[0] + c * a.ys[1] + o[0] * a.ys[2] + o[1] * a.ys[3] +
-                             o[2] * a.ys[4],
-                         v, alpha, beta);
+                                 o[2] * a.ys[4],
+                             v, alpha, beta);
     }
 }
 
@@ -329,8 +329,8 @@ __global__ void pool_bwd_kernel(pool_args a, const T *x, const T *dy, const uint
                     }
                 }
         udnn_gpu_blend_store(dx + n * a.xs2[0] + c * a.xs2[1] + in[0] * a.xs2[2] +
-                             in[1] * a.xs2[3] + in[2] * a.xs2[4],
-                         grad, alpha, beta);
+                                 in[1] * a.xs2[3] + in[2] * a.xs2[4],
+                             grad, alpha, beta);
     }
 }
 
@@ -409,12 +409,6 @@ template <class T, int V> __device__ __forceinline__ pool_vt<T> pool_ldv(const T
     return u;
 }
 
-/* N elements as one access, aligned to their size (N * sizeof(T) a power
- * of 2 up to 16 bytes). */
-template <class T, int N> struct alignas(N * sizeof(T)) pool_pack {
-    T v[N];
-};
-
 /* p[j] = alpha * v[j] + beta * p[j] for N elements in one access; p is
  * read only when beta != 0. */
 template <class T, int N>
@@ -422,9 +416,9 @@ __device__ __forceinline__ void pool_st_pack(T *p, const typename io<T>::C *v,
                                              typename io<T>::C alpha, typename io<T>::C beta)
 {
     typedef typename io<T>::C C;
-    pool_pack<T, N> u;
+    udnn_gpu_pack<T, N> u;
     if (beta != C(0)) {
-        u = *(const pool_pack<T, N> *)p;
+        u = *(const udnn_gpu_pack<T, N> *)p;
 #pragma unroll
         for (int j = 0; j < N; j++) {
             u.v[j] = io<T>::st(udnn_gpu_blend(v[j], alpha, beta, (C)io<T>::ld(u.v[j])));
@@ -433,7 +427,7 @@ __device__ __forceinline__ void pool_st_pack(T *p, const typename io<T>::C *v,
 #pragma unroll
         for (int j = 0; j < N; j++) u.v[j] = io<T>::st(alpha * v[j]);
     }
-    *(pool_pack<T, N> *)p = u;
+    *(udnn_gpu_pack<T, N> *)p = u;
 }
 
 /* p[j] = alpha * v[j] + beta * p[j] for V elements (one access of pool_vt's
@@ -816,7 +810,8 @@ POOL_FAST pool_row_gather_kernel(pool_args a, const T *__restrict__ dy,
         } else {
 #pragma unroll
             for (int j = 0; j < V; j++)
-                if (w0 + j < a.in[2]) udnn_gpu_blend_store(dxr + (w0 + j) * a.xs2[4], grad[j], alpha, beta);
+                if (w0 + j < a.in[2])
+                    udnn_gpu_blend_store(dxr + (w0 + j) * a.xs2[4], grad[j], alpha, beta);
         }
     }
 }
@@ -930,7 +925,8 @@ POOL_FAST pool_row_cell_kernel(pool_args a, const T *__restrict__ x, const T *__
 #pragma unroll
                         for (int k = 0; k < V; k++)
                             if (q * V + k < ehi)
-                                udnn_gpu_blend_store(row + (B + q * V + k) * a.xs2[4], v[k], alpha, beta);
+                                udnn_gpu_blend_store(row + (B + q * V + k) * a.xs2[4], v[k], alpha,
+                                                     beta);
                     }
                 }
                 if (last)
@@ -975,7 +971,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
 {
     typedef typename io<T>::C C;
     constexpr int XV = 16 / (int)sizeof(T), P = XV / 2;
-    typedef pool_pack<T, XV> XT;
+    typedef udnn_gpu_pack<T, XV> XT;
     const C pad = pool_pad<C>(MODE, a.propagate_nan);
     const T padt = io<T>::st(pad);
     UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
@@ -1083,7 +1079,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
                 pool_st_pack<T, P>(yr + ow0, v, alpha, beta);
             } else {
 #pragma unroll
-                for (int j = 0; j < P; j++) udnn_gpu_blend_store(yr + (ow0 + j) * a.ys[4], v[j], alpha, beta);
+                for (int j = 0; j < P; j++)
+                    udnn_gpu_blend_store(yr + (ow0 + j) * a.ys[4], v[j], alpha, beta);
             }
         }
     }
@@ -1257,7 +1254,9 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
             } else {
 #pragma unroll
                 for (int e = 0; e < XV; e++)
-                    if (B + e < in2) udnn_gpu_blend_store(row + (int64_t)(B + e) * a.xs2[4], grad[e], alpha, beta);
+                    if (B + e < in2)
+                        udnn_gpu_blend_store(row + (int64_t)(B + e) * a.xs2[4], grad[e], alpha,
+                                             beta);
             }
         }
     }
@@ -1691,16 +1690,20 @@ static int pool_big(const pool_args &a)
 
 /* ---- host side: the fast paths ----------------------------------------------------------- */
 
-/* 1 when t moves pool_vt<T> (V elements) at a time along dim `inner`: the
- * pointer aligned to it, `inner` unit-stride, every other stride that
- * matters a multiple of V. */
+/* 1 when t moves n elements at a time along dim `inner`: ptr aligned to
+ * n elements, dim `inner` unit-stride, every other stride a multiple of n. */
+template <class T> static int pool_pack_ok(const void *ptr, const udnn_tensor *t, int inner, int n)
+{
+    if ((uintptr_t)ptr % (n * sizeof(T)) != 0 || t->strides[inner] != 1) return 0;
+    for (int d = 0; d < 5; d++)
+        if (d != inner && t->dims[d] > 1 && t->strides[d] % n != 0) return 0;
+    return 1;
+}
+
+/* pool_pack_ok for pool_vt<T> (V elements). */
 template <class T> static int pool_vec_ok(const void *ptr, const udnn_tensor *t, int inner)
 {
-    const int V = pool_vt<T>::N;
-    if ((uintptr_t)ptr % sizeof(pool_vt<T>) != 0 || t->strides[inner] != 1) return 0;
-    for (int d = 0; d < 5; d++)
-        if (d != inner && t->dims[d] > 1 && t->strides[d] % V != 0) return 0;
-    return 1;
+    return pool_pack_ok<T>(ptr, t, inner, pool_vt<T>::N);
 }
 
 /* A fast path's walk: dims d[0] (innermost) .. d[3], then n; the
@@ -1886,16 +1889,6 @@ static void pool_row_cell_launch(const udnn_gpu_context *c, const pool_args &a, 
             a, (const T *)x, (const T *)dy, (T *)dx, (C)alpha, (C)beta);
 }
 
-/* 1 when t moves n elements at a time along dim `inner` (pool_vec_ok for
- * pool_pack<T, n>). */
-template <class T> static int pool_pack_ok(const void *ptr, const udnn_tensor *t, int inner, int n)
-{
-    if ((uintptr_t)ptr % (n * sizeof(T)) != 0 || t->strides[inner] != 1) return 0;
-    for (int d = 0; d < 5; d++)
-        if (d != inner && t->dims[d] > 1 && t->strides[d] % n != 0) return 0;
-    return 1;
-}
-
 /* The 2x2 / 2 forward on rows (a: pool_args_of; mode POOL_MAX or POOL_AVG). */
 template <class T>
 static void pool_row2_fwd_launch(const udnn_gpu_context *c, const udnn_pool_problem *p,
@@ -1969,15 +1962,13 @@ static int pool_row_tile_launch(const udnn_gpu_context *c, const udnn_pool_probl
     constexpr int XV = 16 / (int)sizeof(T);
     const int cells = (a0.in[1] + 1) / 2, pitch = (a0.in[2] + XV - 1) / XV * XV;
     const int out2 = a0.out[2];
-    /* x rows 2tc + 3 of pitch, dy rows tc + 1 of out2, as many bytes */
-    auto bytes = [&](int tc) {
-        return ((size_t)(2 * tc + 3) * (size_t)pitch + (size_t)(tc + 1) * (size_t)out2) *
-                   sizeof(T) +
-               (size_t)(tc + 1) * (size_t)out2;
+    /* a buffer: x rows 2tc + 3 of pitch and dy rows tc + 1 of out2,
+     * rounded up to 16 bytes as the kernel's (two of them); then the
+     * argmax bytes, tc + 1 rows of out2 (one) */
+    auto rows16 = [&](int tc) {
+        const size_t n = (size_t)(2 * tc + 3) * (size_t)pitch + (size_t)(tc + 1) * (size_t)out2;
+        return (n * sizeof(T) + 15) / 16 * 16;
     };
-    /* a buffer: the x and dy rows rounded up to 16 bytes, as the kernel's
-     * (two of them), and the bytes (one) */
-    auto rows16 = [&](int tc) { return (bytes(tc) - (size_t)(tc + 1) * out2 + 15) / 16 * 16; };
     auto buffer = [&](int tc) { return rows16(tc) + (size_t)(tc + 1) * out2; };
     if (buffer(1) > POOL_TILE_BYTES) return 0;
     int tc = 1;

@@ -135,11 +135,6 @@ __device__ __forceinline__ void sm_store(T *out, const typename io<T>::C v,
 
 /* ---- vectors ------------------------------------------------------------------------- */
 
-/* V elements moved as one access: 16 bytes when V > 1. */
-template <class T, int V> struct alignas(sizeof(T) * V) sm_vec {
-    T v[V];
-};
-
 /* Vectors of V elements a lane or thread holds per tensor in the register
  * paths: 32 elements (8 vectors of 4 floats, 4 of 8 halves), 16 doubles;
  * 8 single elements. */
@@ -157,11 +152,11 @@ template <class T, int V> struct sm_per_lane {
 /* The vector at p; LAST: the data's last read (evict first, with
  * SM_KEEP_HINTS). */
 template <class T, int V, bool LAST>
-__device__ __forceinline__ sm_vec<T, V> sm_get(const sm_vec<T, V> *p)
+__device__ __forceinline__ udnn_gpu_pack<T, V> sm_get(const udnn_gpu_pack<T, V> *p)
 {
-    if constexpr (SM_KEEP_HINTS && LAST && V > 1 && sizeof(sm_vec<T, V>) == 16) {
+    if constexpr (SM_KEEP_HINTS && LAST && V > 1 && sizeof(udnn_gpu_pack<T, V>) == 16) {
         const uint4 u = udnnGpuLoadLast((const uint4 *)p);
-        sm_vec<T, V> r;
+        udnn_gpu_pack<T, V> r;
         memcpy(&r, &u, 16);
         return r;
     } else {
@@ -176,9 +171,9 @@ __device__ __forceinline__ void sm_store_vec(T *out, const typename io<T>::C (&r
                                              const sm_cfg<typename io<T>::C> &f)
 {
     typedef typename io<T>::C C;
-    sm_vec<T, V> o;
+    udnn_gpu_pack<T, V> o;
     if (f.beta != C(0)) {
-        o = *(const sm_vec<T, V> *)out;
+        o = *(const udnn_gpu_pack<T, V> *)out;
 #pragma unroll
         for (int i = 0; i < V; i++)
             o.v[i] = io<T>::st(udnn_gpu_blend(r[i], f.alpha, f.beta, (C)io<T>::ld(o.v[i])));
@@ -186,12 +181,12 @@ __device__ __forceinline__ void sm_store_vec(T *out, const typename io<T>::C (&r
 #pragma unroll
         for (int i = 0; i < V; i++) o.v[i] = io<T>::st(f.alpha * r[i]);
     }
-    if constexpr (SM_KEEP_HINTS && STREAM && V > 1 && sizeof(sm_vec<T, V>) == 16) {
+    if constexpr (SM_KEEP_HINTS && STREAM && V > 1 && sizeof(udnn_gpu_pack<T, V>) == 16) {
         uint4 u;
         memcpy(&u, &o, 16);
         udnnGpuStoreStream((uint4 *)out, u);
     } else {
-        *(sm_vec<T, V> *)out = o;
+        *(udnn_gpu_pack<T, V> *)out = o;
     }
 }
 
@@ -211,7 +206,7 @@ template <class T> __device__ __forceinline__ int sm_head(const T *p)
  * and store through it. */
 template <class T, bool FWD, int V, int E, int H = 0> struct sm_held {
     typedef typename io<T>::C C;
-    typedef sm_vec<T, V> VT;
+    typedef udnn_gpu_pack<T, V> VT;
     /* H vectors more of each tensor in shared memory, 16 bytes of values
      * that are their own compute type (the forward keeps its exps there) */
     static_assert(H == 0 || (sizeof(VT) == 16 && sizeof(T) == sizeof(C)), "held vectors");
@@ -523,7 +518,7 @@ __device__ sm_acc<typename io<T>::C> sm_range_stats(const T *p0, const T *p1, in
                                                     sm_acc<typename io<T>::C> *slots)
 {
     typedef typename io<T>::C C;
-    typedef sm_vec<T, V> VT;
+    typedef udnn_gpu_pack<T, V> VT;
     sm_acc<C> acc = sm_init(f);
     int64_t h = 0, nv = n;
     if (V > 1) {
@@ -565,7 +560,7 @@ __device__ void sm_range_write(const T *p0, const T *p1, T *po, int64_t n,
                                const sm_cfg<typename io<T>::C> &f)
 {
     typedef typename io<T>::C C;
-    typedef sm_vec<T, V> VT;
+    typedef udnn_gpu_pack<T, V> VT;
     int64_t h = 0, nv = n;
     if (V > 1) {
         h = sm_head(p0);
@@ -743,7 +738,7 @@ template <class T, bool FWD, int V, int HELD> struct sm_keep_per {
     static const int E = L * 16 / (V * (int)sizeof(C)) > 0 ? L * 16 / (V * (int)sizeof(C)) : 1;
     /* vectors held in shared memory besides (sm_held's H), and a block's
      * bytes of them */
-    static const int H = sizeof(sm_vec<T, V>) == 16 && sizeof(T) == sizeof(C) ? HELD : 0;
+    static const int H = sizeof(udnn_gpu_pack<T, V>) == 16 && sizeof(T) == sizeof(C) ? HELD : 0;
     static constexpr size_t SHARED = (size_t)H * (FWD ? 1 : 2) * 16 * UDNN_GPU_BLOCK;
 };
 template <class C, bool FWD> struct sm_keep_acc {
@@ -790,7 +785,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
         const int tl = h + nv * V; /* the tail's first element */
         const int lo = k * chunk;  /* the item's first vector */
         sm_held<T, FWD, V, E, H> d;
-        d.hs = (sm_vec<T, V> *)sm_keep_shared + t;
+        d.hs = (udnn_gpu_pack<T, V> *)sm_keep_shared + t;
         d.q0 = lo + t;
         d.step = B;
         d.qe = nv - lo < chunk ? nv : lo + chunk; /* a row with a head may have a vector less */
@@ -938,7 +933,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, sizeof(T) == 8 ? 2 : 4)
                        sm_cfg<typename io<T>::C> f)
 {
     typedef typename io<T>::C C;
-    typedef sm_vec<T, V> VT;
+    typedef udnn_gpu_pack<T, V> VT;
     const int E = sm_cols_per_thread<T, FWD, V>::E;
     __shared__ C red[UDNN_GPU_BLOCK * V];
     const int ts = a.ts, rows = blockDim.x / ts;
