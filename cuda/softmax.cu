@@ -720,13 +720,13 @@ __global__ void sm_rows_final_kernel(sm_rows a, const T *in0, const T *in1, T *o
 #ifndef SM_KEEP_HELD_BWD
 #define SM_KEEP_HELD_BWD 12
 #endif
-/* Under measurement, off (0) by default: the forward's held vectors where
- * rows are too few for a block each (a team of blocks splits each row).
- * H100, forward, 8 held everywhere: INSTANCE 64 x 256 x 56 x 56 (64 rows)
- * 1739 to 1977 GB/s, but 4096 x 32000 2052 to 1901; this keeps the long
- * rows' kernel for numerous rows. */
+/* The forward's held vectors where rows are too few for a block each (a
+ * team of blocks splits each row). H100, forward, 8 held everywhere:
+ * INSTANCE 64 x 256 x 56 x 56 (64 rows) 1739 to 1977 GB/s, but 4096 x 32000
+ * 2052 to 1901; so numerous rows keep SM_KEEP_HELD_FWD. Here, in one run:
+ * INSTANCE 1779 (0) to 1937 (8) and 1825 (12). */
 #ifndef SM_KEEP_HELD_FWD_FEW
-#define SM_KEEP_HELD_FWD_FEW 0
+#define SM_KEEP_HELD_FWD_FEW 8
 #endif
 
 /* Vectors of V elements (E) a thread holds per tensor, with HELD more in
