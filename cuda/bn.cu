@@ -761,9 +761,12 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK) bn_fused(bn_fused_args<T> a)
 #endif
 
 /* Tuning, at compile time: the row-slice bytes of a channels-innermost
- * group (FG = BN_FLOW_SLICE / sizeof(T) channels, 1 to 32; bn_keep's
+ * group (FG = BN_FLOW_SLICE / sizeof(T) channels, bn_flow_fg; bn_keep's
  * too: 64 bytes served its f16 NHWC backward at 939 GB/s on the H200
- * where 32 gave 686, training alike); the loads of
+ * where 32 gave 686, training alike; on the H100 128 took f16 NHWC
+ * training from 1340 to 1361 GB/s, 1273 to 1440 at 128 x 256 x 28 x 28,
+ * but 64 x 256 x 56 x 56's backward groups then outgrew the grid, 991 to
+ * 889 by the three passes); the loads of
  * each tensor a thread issues together for an item; the most resident
  * blocks per multiprocessor, and the fewest the registers must allow
  * (training: 80 registers a thread; backward, which holds dy too: 128);
@@ -792,12 +795,14 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK) bn_fused(bn_fused_args<T> a)
 #define BN_FLOW_HINTS 1
 #endif
 
-/* Channels of a group. Its sums (4 at most) and coefficients must not
- * outnumber a block's threads, nor its lanes a warp's. */
-template <class T, bool ROWS> struct bn_flow_fg {
-    static constexpr int FG = ROWS ? BN_FLOW_SLICE / (int)sizeof(T) : 1;
-    static_assert(FG >= 1 && FG <= 32 && (FG & (FG - 1)) == 0, "BN_FLOW_SLICE");
-    static_assert(4 * FG <= UDNN_GPU_BLOCK && BN_NCOEF * FG <= UDNN_GPU_BLOCK, "BN_FLOW_SLICE");
+/* Channels of a group, W to a load. Its sums (4 at most) must not
+ * outnumber a block's threads, nor its lanes (FG / W) 32, the fewest a
+ * warp's sums are written for. */
+template <class T, bool ROWS, int W> struct bn_flow_fg {
+    static constexpr int SLICE = BN_FLOW_SLICE / (int)sizeof(T);
+    static constexpr int FG = !ROWS ? 1 : SLICE < 32 * W ? SLICE : 32 * W;
+    static_assert(FG >= 1 && (FG & (FG - 1)) == 0, "BN_FLOW_SLICE");
+    static_assert(4 * FG <= UDNN_GPU_BLOCK, "BN_FLOW_SLICE");
 };
 
 template <class T, class C> struct bn_flow_args {
@@ -823,6 +828,30 @@ template <class C, int FG, int K> struct bn_flow_smem {
     C kc[BN_NCOEF * FG];                           /* an A item's coefficients */
     uint32_t ticket, last;
 };
+
+/* Measurement only: bn_keep without its sums' arithmetic (1), without
+ * its stores (2), or without waiting for and finishing its group (3);
+ * wrong results. H100, f16 NHWC training 64 x 256 x 56 x 56 (1139 GB/s
+ * with double sums, 1340 with float): 1 gave 1393 and 2 1699 (double
+ * sums), 3 1569 (float): loading, summing and waiting take two thirds of
+ * the time, and the group's finish is not most of that. */
+#ifndef BN_KEEP_PROBE
+#define BN_KEEP_PROBE 0
+#endif
+/* A thread's sums over its loads (at most U + H members a channel): in
+ * double, except bn_keep's 16-bit data, whose float sums are added into
+ * double after. Their rounding, about 1e-7 of a thread's sum, is a
+ * ten-thousandth of the 16-bit inputs' own rounding or less, and goes
+ * either way over the thousands of threads' sums. The double conversions
+ * and adds were a seventh of the f16 NHWC training's time (H100, 64 x 256
+ * x 56 x 56: 1139 to 1340 GB/s; backward 899 to 991). */
+template <bool FLOAT> struct bn_thread_sum_of {
+    typedef double S;
+};
+template <> struct bn_thread_sum_of<true> {
+    typedef float S;
+};
+template <class T, bool KEEP> struct bn_thread_sum : bn_thread_sum_of<KEEP && sizeof(T) == 2> {};
 
 /* LAST: the data's last read (evict first). */
 template <class T, int W, bool LAST>
@@ -919,7 +948,7 @@ __device__ __forceinline__ void bn_warp_spread(double (&v)[NV], int m, int lane,
 /* The lanes of an item: L per row (rows: FG / W channels, W each), else
  * one per load; STEP positions a round of loads. */
 template <class T, bool ROWS, int W> struct bn_flow_lanes {
-    static constexpr int FG = bn_flow_fg<T, ROWS>::FG, L = ROWS ? FG / W : 1,
+    static constexpr int FG = bn_flow_fg<T, ROWS, W>::FG, L = ROWS ? FG / W : 1,
                          NF = ROWS ? W : 1, STEP = UDNN_GPU_BLOCK / L;
 };
 
@@ -940,9 +969,9 @@ __device__ __forceinline__ void bn_flow_wait(const uint32_t *flag)
  * tree), then the ready flag. */
 template <class T, int K, bool BWD, bool ROWS, int W, class C>
 __device__ void bn_flow_finish(const bn_flow_args<T, C> &a, uint32_t g,
-                               bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> &sm, bool publish)
+                               bn_flow_smem<C, bn_flow_fg<T, ROWS, W>::FG, K> &sm, bool publish)
 {
-    constexpr int FG = bn_flow_fg<T, ROWS>::FG, LP = UDNN_GPU_BLOCK / (FG * K), B = 16;
+    constexpr int FG = bn_flow_fg<T, ROWS, W>::FG, LP = UDNN_GPU_BLOCK / (FG * K), B = 16;
     const int tid = threadIdx.x, pair = tid / LP, sub = tid % LP, k = pair / FG, fl = pair % FG;
     const int64_t f = (int64_t)g * FG + fl;
     const volatile double *part = a.partial + ((int64_t)g * a.S * K + k) * FG + fl;
@@ -1074,7 +1103,7 @@ bn_pick(const udnn_gpu_pack<T, W> (&r)[U > 0 ? U : 1], const bn_held<T, W, H> &h
 template <class T, int K, bool BWD, bool ROWS, int W, int U, bool KEEP, int H = 0, class C>
 __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_t item,
                                             const bn_flow_at &at,
-                                            bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> &sm,
+                                            bn_flow_smem<C, bn_flow_fg<T, ROWS, W>::FG, K> &sm,
                                             const udnn_gpu_pack<T, W> (&xr)[U],
                                             const udnn_gpu_pack<T, W> (&gr)[BWD ? U : 1],
                                             bn_held<T, W, H> held = {})
@@ -1084,15 +1113,17 @@ __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_
     const int tid = threadIdx.x, lane = tid % L;
     const uint32_t g = at.g;
     typename bn_param<T>::P shift[NF];
-    double acc[NV];
+    typedef typename bn_thread_sum<T, KEEP>::S SA;
+    SA acc[NV];
 #pragma unroll
     for (int v = 0; v < NF; v++)
         shift[v] = at.valid ? bn_flow_shift<BWD, ROWS>(a, at.f0 + v) : 0;
 #pragma unroll
-    for (int i = 0; i < NV; i++) acc[i] = 0.0;
+    for (int i = 0; i < NV; i++) acc[i] = SA(0);
 #pragma unroll
     for (int u = 0; u < U + H; u++) {
         if (H > 0 && u == U) udnnGpuCopyAsyncWait(); /* the held have landed */
+        if (KEEP && BN_KEEP_PROBE == 1) continue;
         if (!at.valid || at.p0 + (int64_t)u * G::STEP >= at.p1) continue;
         const udnn_gpu_pack<T, W> xv = bn_pick<U>(xr, held, u, 0);
         udnn_gpu_pack<T, W> gv;
@@ -1100,9 +1131,9 @@ __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_
 #pragma unroll
         for (int e = 0; e < W; e++) {
             const int v = ROWS ? e : 0;
-            const double d = (double)io<T>::ld(xv.v[e]) - (double)shift[v];
+            const SA d = (SA)io<T>::ld(xv.v[e]) - (SA)shift[v];
             if constexpr (BWD) {
-                const double dy = (double)io<T>::ld(gv.v[e]);
+                const SA dy = (SA)io<T>::ld(gv.v[e]);
                 acc[v * K] += dy;
                 acc[v * K + 1] += dy * d;
                 if constexpr (K == 4) {
@@ -1115,14 +1146,17 @@ __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_
             }
         }
     }
+    double sum[NV];
+#pragma unroll
+    for (int i = 0; i < NV; i++) sum[i] = (double)acc[i];
     int n = NV, first = 0;
     bool dup = false;
-    bn_warp_spread<NV, NV, 6>(acc, L, tid % udnnGpuWarpSize, n, first, dup);
+    bn_warp_spread<NV, NV, 6>(sum, L, tid % udnnGpuWarpSize, n, first, dup);
     const int warp = tid / udnnGpuWarpSize;
     if (!dup)
 #pragma unroll
         for (int j = 0; j < NV; j++)
-            if (j < n) sm.red[(warp * L + lane) * NV + first + j] = acc[j];
+            if (j < n) sm.red[(warp * L + lane) * NV + first + j] = sum[j];
     __syncthreads();
     if (tid < L * NV) {
         const int warps = UDNN_GPU_BLOCK / udnnGpuWarpSize;
@@ -1133,6 +1167,7 @@ __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_
         __threadfence();
     }
     __syncthreads();
+    if (KEEP && BN_KEEP_PROBE == 3) return;
     /* a group of one item needs no count: the block's own partials are
      * visible to it after the barrier. KEEP: every block of a group waits
      * for the count and finishes the group for itself (the same sums in
@@ -1152,7 +1187,7 @@ __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_
 /* An R item: its loads, then its sums. */
 template <class T, int K, bool BWD, bool ROWS, int W, class C>
 __device__ __forceinline__ void bn_flow_reduce(const bn_flow_args<T, C> &a, uint32_t item,
-                                               bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> &sm)
+                                               bn_flow_smem<C, bn_flow_fg<T, ROWS, W>::FG, K> &sm)
 {
     constexpr int U = BN_FLOW_LOADS;
     const bn_flow_at at = bn_flow_locate<T, ROWS, W>(a, item);
@@ -1165,7 +1200,7 @@ __device__ __forceinline__ void bn_flow_reduce(const bn_flow_args<T, C> &a, uint
  * ready; `own`: this block finished the group, and they are in sm.kc. */
 template <class T, int K, bool BWD, bool ROWS, int W, int U, int H = 0, class C>
 __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const bn_flow_at &at,
-                                              bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> &sm,
+                                              bn_flow_smem<C, bn_flow_fg<T, ROWS, W>::FG, K> &sm,
                                               const udnn_gpu_pack<T, W> (&xr)[U],
                                               const udnn_gpu_pack<T, W> (&gr)[BWD ? U : 1],
                                               bool own, bn_held<T, W, H> held = {})
@@ -1182,9 +1217,9 @@ __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const
             __threadfence();
         }
         __syncthreads();
-        if (tid < BN_NCOEF * FG) {
-            const int64_t f = (int64_t)g * FG + tid % FG;
-            if (f < a.F) sm.kc[tid] = ((const volatile C *)a.coef)[(tid / FG) * a.F + f];
+        for (int i = tid; i < BN_NCOEF * FG; i += UDNN_GPU_BLOCK) {
+            const int64_t f = (int64_t)g * FG + i % FG;
+            if (f < a.F) sm.kc[i] = ((const volatile C *)a.coef)[(i / FG) * a.F + f];
         }
         __syncthreads();
     }
@@ -1202,6 +1237,7 @@ __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const
 #pragma unroll
     for (int u = 0; u < U + H; u++) {
         const int64_t pos = at.p0 + (int64_t)u * G::STEP;
+        if (BN_KEEP_PROBE == 2 && U > BN_FLOW_LOADS) break;
         if (pos < at.p1) {
             T *out = a.out + bn_flow_off<ROWS, W>(a, g, at.f0, pos);
             const udnn_gpu_pack<T, W> xv = bn_pick<U>(xr, held, u, 0);
@@ -1226,7 +1262,7 @@ __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const
  * output once the group is ready. */
 template <class T, int K, bool BWD, bool ROWS, int W, class C>
 __device__ __forceinline__ void bn_flow_apply(const bn_flow_args<T, C> &a, uint32_t item,
-                                              bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> &sm)
+                                              bn_flow_smem<C, bn_flow_fg<T, ROWS, W>::FG, K> &sm)
 {
     constexpr int U = BN_FLOW_LOADS;
     const bn_flow_at at = bn_flow_locate<T, ROWS, W>(a, item);
@@ -1242,7 +1278,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, BWD ? BN_FLOW_MIN_BWD : BN_FLO
     bn_flow(bn_flow_args<T, typename bn_acc<T, BWD>::A> a)
 {
     typedef typename bn_acc<T, BWD>::A C;
-    __shared__ bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> sm;
+    __shared__ bn_flow_smem<C, bn_flow_fg<T, ROWS, W>::FG, K> sm;
     const uint32_t total = 2 * a.NR, pairs = a.NR - a.lag;
     uint32_t next = 0;
     if (threadIdx.x == 0) next = atomicAdd(a.ticket, 1u);
@@ -1349,7 +1385,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, BN_KEEP_MIN)
     typedef typename bn_acc<T, BWD>::A C;
     typedef bn_keep_loads<T, BWD, ROWS, W> L;
     constexpr int U = L::U, H = L::H;
-    __shared__ bn_flow_smem<C, bn_flow_fg<T, ROWS>::FG, K> sm;
+    __shared__ bn_flow_smem<C, bn_flow_fg<T, ROWS, W>::FG, K> sm;
     extern __shared__ uint4 bn_keep_shared[];
     const bn_held<T, W, H> held = {(udnn_gpu_pack<T, W> *)bn_keep_shared + threadIdx.x};
     /* TEAMS: the grid is teams of S blocks, block m of a team taking slice
