@@ -255,8 +255,8 @@ __device__ __forceinline__ void lrn_walk_item(const lrn_walk &a, int64_t g, int6
 /* Forward: X[m] holds x of channel c0 - NB + m for the chunk c0 ... c0+U-1
  * being written; the loads of the A chunks after it are in flight while
  * its outputs are computed (nx[A * U], the next chunk first). */
-template <class T, int P, int U, int A, int NB, int NA, bool FULL, int PK>
-__global__ void __launch_bounds__(LRN_WALK_BLOCK)
+template <class T, int P, int U, int A, int NB, int NA, bool FULL, int PK, int MINB>
+__global__ void __launch_bounds__(LRN_WALK_BLOCK, MINB)
     lrn_fwd_walk_kernel(lrn_walk a, const T *x, T *y, lrn_cfg<typename io<T>::C> f)
 {
     typedef typename io<T>::C C;
@@ -665,6 +665,17 @@ __global__ void lrn_bwd_col_kernel(lrn_cols a, const T *x, const T *y, const T *
 
 /* ---- host side ---------------------------------------------------------------------------- */
 
+/* The fewest resident blocks of the 16-bit forward walk with a window cap
+ * of 5 (a register cap; 1: none; the wider caps' arrays would spill).
+ * Uncapped, its kernel took 96 registers, 28% of a multiprocessor's
+ * warps, and stalled on its loads (H100, f16 NCHW, 64 x 256 x 56 x 56:
+ * DRAM 71% busy). 6 (80 registers) took it from 2128 to 2205 GB/s,
+ * bf16 from 1818 to 2252, f16 32 x 64 x 112 x 112 from 1826 to 2037; 7
+ * gave 2163 / 1658 / 1982, 8 (spills) 1573 / 1009 / 1374. */
+#ifndef LRN_FWD_MINB_16
+#define LRN_FWD_MINB_16 6
+#endif
+
 /* Chunks of the walks, for storage type T and a window cap of W + 1:
  * channels a thread computes at once (U) and chunks whose loads it keeps
  * in flight meanwhile (A). A 16-bit vector of 4 positions is 8 bytes, so
@@ -681,7 +692,8 @@ template <class T, int W> struct lrn_chunk {
         BWD_NARROW = sizeof(T) <= 4 && W > 4,
         BWD_U = 2,
         BWD_A = sizeof(T) == 2 || BWD_NARROW ? 2 : 1,
-        BWD_MINB = sizeof(T) == 8 ? 1 : W > 10 ? 3 : 4
+        BWD_MINB = sizeof(T) == 8 ? 1 : W > 10 ? 3 : 4,
+        FWD_MINB = sizeof(T) == 2 && W <= 4 ? LRN_FWD_MINB_16 : 1
     };
 };
 
@@ -908,7 +920,8 @@ static void lrn_fwd_walk_go(const udnn_gpu_context *c, const lrn_geom &g, int in
                             const udnn_lrn_problem *p, const lrn_cfg<typename io<T>::C> &f)
 {
     typedef lrn_chunk<T, NB + NA> ch;
-    const auto kernel = lrn_fwd_walk_kernel<T, P, ch::FWD_U, ch::FWD_A, NB, NA, FULL, PK>;
+    const auto kernel =
+        lrn_fwd_walk_kernel<T, P, ch::FWD_U, ch::FWD_A, NB, NA, FULL, PK, ch::FWD_MINB>;
     static int occupancy;
     const int64_t per_sm = udnn_gpu_occupancy(kernel, LRN_WALK_BLOCK, 0, &occupancy);
     const lrn_walk a = lrn_walk_of(c, g, P, ch::FWD_U, NB + NA, in_place, per_sm);
