@@ -1237,7 +1237,7 @@ __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const
 #pragma unroll
     for (int u = 0; u < U + H; u++) {
         const int64_t pos = at.p0 + (int64_t)u * G::STEP;
-        if (BN_KEEP_PROBE == 2 && U > BN_FLOW_LOADS) break;
+        if (BN_KEEP_PROBE == 2 && U > BN_FLOW_LOADS) break; /* bn_keep's U only */
         if (pos < at.p1) {
             T *out = a.out + bn_flow_off<ROWS, W>(a, g, at.f0, pos);
             const udnn_gpu_pack<T, W> xv = bn_pick<U>(xr, held, u, 0);
