@@ -607,7 +607,13 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("handle");
+    /* Each test is forked, and where a GPU plugin loads, creates its
+     * context: under a sanitizer or on a loaded machine that outlasts
+     * Check's default of 4 s a test (one failure seen with 18 sanitizer
+     * runs side by side). */
+    const int timeout = 60;
     TCase *tc = tcase_create("handle");
+    tcase_set_timeout(tc, timeout);
     tcase_add_test(tc, test_create_cpu);
     tcase_add_loop_test(tc, test_create_env_cpu, 0, 2);
     tcase_add_test(tc, test_create_env_bogus);
@@ -620,12 +626,14 @@ int main(void)
     suite_add_tcase(s, tc);
 
     TCase *tm = tcase_create("memory");
+    tcase_set_timeout(tm, timeout);
     tcase_add_test(tm, test_memory_roundtrip);
     tcase_add_test(tm, test_memory_bad_args);
     tcase_add_test(tm, test_stream);
     suite_add_tcase(s, tm);
 
     TCase *te = tcase_create("errors-and-logs");
+    tcase_set_timeout(te, timeout);
     tcase_add_test(te, test_last_error_is_thread_local);
     tcase_add_test(te, test_log_api_to_file);
     tcase_add_test(te, test_log_api_descriptor_calls);
