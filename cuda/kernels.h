@@ -374,6 +374,37 @@ template <class T, int N> struct alignas(N * sizeof(T)) udnn_gpu_pack {
     T v[N];
 };
 
+/* alpha * v[j] + beta * p[j] for the N elements at p, as one pack; p is
+ * read (in one access) only where beta != 0. */
+template <class T, int N>
+__device__ __forceinline__ udnn_gpu_pack<T, N>
+udnn_gpu_blend_pack(const T *p, const typename io<T>::C *v, typename io<T>::C alpha,
+                    typename io<T>::C beta)
+{
+    typedef typename io<T>::C C;
+    udnn_gpu_pack<T, N> u;
+    if (beta != C(0)) {
+        u = *(const udnn_gpu_pack<T, N> *)p;
+#pragma unroll
+        for (int j = 0; j < N; j++)
+            u.v[j] = io<T>::st(udnn_gpu_blend(v[j], alpha, beta, (C)io<T>::ld(u.v[j])));
+    } else {
+#pragma unroll
+        for (int j = 0; j < N; j++) u.v[j] = io<T>::st(alpha * v[j]);
+    }
+    return u;
+}
+
+/* p[j] = alpha * v[j] + beta * p[j] for the N elements at p, in one
+ * access each way; p read only where beta != 0. */
+template <class T, int N>
+__device__ __forceinline__ void udnn_gpu_blend_store_pack(T *p, const typename io<T>::C *v,
+                                                          typename io<T>::C alpha,
+                                                          typename io<T>::C beta)
+{
+    *(udnn_gpu_pack<T, N> *)p = udnn_gpu_blend_pack<T, N>(p, v, alpha, beta);
+}
+
 template <class T> struct alignas(16) udnn_gpu_vec {
     T v[16 / sizeof(T)];
 };

@@ -142,20 +142,7 @@ template <class T, int P>
 __device__ __forceinline__ void lrn_put(T *out, const typename io<T>::C (&v)[P],
                                         const lrn_cfg<typename io<T>::C> &f)
 {
-    typedef typename io<T>::C C;
-    udnn_gpu_pack<T, P> o;
-    if (f.beta_blend != C(0)) {
-        const udnn_gpu_pack<T, P> old = *(const udnn_gpu_pack<T, P> *)out;
-#pragma unroll
-        for (int k = 0; k < P; k++) {
-            o.v[k] = io<T>::st(
-                udnn_gpu_blend(v[k], f.alpha, f.beta_blend, (C)io<T>::ld(old.v[k])));
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < P; k++) o.v[k] = io<T>::st(f.alpha * v[k]);
-    }
-    *(udnn_gpu_pack<T, P> *)out = o;
+    udnn_gpu_blend_store_pack<T, P>(out, v, f.alpha, f.beta_blend);
 }
 
 /* The taps of a window of cap NB behind and NA ahead that the actual n

@@ -409,27 +409,6 @@ template <class T, int V> __device__ __forceinline__ pool_vt<T> pool_ldv(const T
     return u;
 }
 
-/* p[j] = alpha * v[j] + beta * p[j] for N elements in one access; p is
- * read only when beta != 0. */
-template <class T, int N>
-__device__ __forceinline__ void pool_st_pack(T *p, const typename io<T>::C *v,
-                                             typename io<T>::C alpha, typename io<T>::C beta)
-{
-    typedef typename io<T>::C C;
-    udnn_gpu_pack<T, N> u;
-    if (beta != C(0)) {
-        u = *(const udnn_gpu_pack<T, N> *)p;
-#pragma unroll
-        for (int j = 0; j < N; j++) {
-            u.v[j] = io<T>::st(udnn_gpu_blend(v[j], alpha, beta, (C)io<T>::ld(u.v[j])));
-        }
-    } else {
-#pragma unroll
-        for (int j = 0; j < N; j++) u.v[j] = io<T>::st(alpha * v[j]);
-    }
-    *(udnn_gpu_pack<T, N> *)p = u;
-}
-
 /* p[j] = alpha * v[j] + beta * p[j] for V elements (one access of pool_vt's
  * width when V > 1); p is read only when beta != 0. */
 template <class T, int V>
@@ -437,7 +416,7 @@ __device__ __forceinline__ void pool_stv(T *p, const typename io<T>::C *v,
                                          typename io<T>::C alpha, typename io<T>::C beta)
 {
     if (V == 1) udnn_gpu_blend_store(p, v[0], alpha, beta);
-    else pool_st_pack<T, V>(p, v, alpha, beta);
+    else udnn_gpu_blend_store_pack<T, V>(p, v, alpha, beta);
 }
 
 /* V argmax bytes (V = 2 or 4), byte j of `bytes` at p + j; p aligned to V. */
@@ -1076,7 +1055,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
                                                     : C((dhi - dlo) * (hhi[rr] - hlo[rr]) * 2));
             T *yr = yb + oh[rr] * a.ys[3];
             if (a.vy) {
-                pool_st_pack<T, P>(yr + ow0, v, alpha, beta);
+                udnn_gpu_blend_store_pack<T, P>(yr + ow0, v, alpha, beta);
             } else {
 #pragma unroll
                 for (int j = 0; j < P; j++)
@@ -1236,7 +1215,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
         }
         __syncthreads();
         /* dx: groups of XV columns of the tile's rows */
-        const int groups = (in2 + XV - 1) / XV, rows = (in1 - H < tc * SW ? in1 - H : tc * SW);
+        const int groups = (int)dv.groups.d, rows = (in1 - H < tc * SW ? in1 - H : tc * SW);
         for (int u = threadIdx.x; u < rows * groups; u += blockDim.x) {
             const int rr = pool_tile_q(dv.groups, u), B = (u - rr * groups) * XV, h = H + rr;
             const int ch = rr / SW, r = rr - ch * SW; /* cell row in the tile, row in the cell */
@@ -1266,7 +1245,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
             }
             T *row = dxp + (int64_t)h * a.xs2[3];
             if (a.vdx && B + XV <= in2) {
-                pool_st_pack<T, XV>(row + B, grad, alpha, beta);
+                udnn_gpu_blend_store_pack<T, XV>(row + B, grad, alpha, beta);
             } else {
 #pragma unroll
                 for (int e = 0; e < XV; e++)

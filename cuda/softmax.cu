@@ -170,17 +170,7 @@ template <class T, int V, bool STREAM = false>
 __device__ __forceinline__ void sm_store_vec(T *out, const typename io<T>::C (&r)[V],
                                              const sm_cfg<typename io<T>::C> &f)
 {
-    typedef typename io<T>::C C;
-    udnn_gpu_pack<T, V> o;
-    if (f.beta != C(0)) {
-        o = *(const udnn_gpu_pack<T, V> *)out;
-#pragma unroll
-        for (int i = 0; i < V; i++)
-            o.v[i] = io<T>::st(udnn_gpu_blend(r[i], f.alpha, f.beta, (C)io<T>::ld(o.v[i])));
-    } else {
-#pragma unroll
-        for (int i = 0; i < V; i++) o.v[i] = io<T>::st(f.alpha * r[i]);
-    }
+    const udnn_gpu_pack<T, V> o = udnn_gpu_blend_pack<T, V>(out, r, f.alpha, f.beta);
     if constexpr (SM_KEEP_HINTS && STREAM && V > 1 && sizeof(udnn_gpu_pack<T, V>) == 16) {
         uint4 u;
         memcpy(&u, &o, 16);
