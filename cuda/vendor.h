@@ -55,6 +55,18 @@ typedef __nv_bfloat16 udnnGpuBf16;
 #define udnnGpuBf16ToFloat __bfloat162float
 #define udnnGpuFloatToBf16 __float2bfloat16_rn
 
+/* Pairs of 16-bit values in one 32-bit register, and the paired
+ * operations on them that find maxima and where they are: the maximum of
+ * each lane (a NaN only where both are; _NAN: where either is), and
+ * comparisons giving 0xFFFF in each lane where they hold (EQ ordered; NEU
+ * unordered, true for a NaN). Overloaded for both pair types. */
+typedef __half2 udnnGpuHalf2;
+typedef __nv_bfloat162 udnnGpuBf162;
+#define udnnGpuPairMax __hmax2
+#define udnnGpuPairMaxNan __hmax2_nan
+#define udnnGpuPairEqMask __heq2_mask
+#define udnnGpuPairNeuMask __hneu2_mask
+
 /* 16-byte accesses (uint4) that L2 keeps only until it needs the room
  * (evict first): a load of data read for the last time, a store of data
  * not read again soon. A kernel that rereads data from L2 marks the rest
