@@ -489,7 +489,8 @@ template <class T>
 int pool_tile_bwd(const udnn_gpu_context *c, const udnn_pool_problem *p, const pool_args &a)
 {
     if (!pool_tile_ok(p, sizeof(T))) return 0;
-    return p->pad[2] == 1 ? pool_row_tile_launch<T, 1>(c, p, a) : pool_row_tile_launch<T, 0>(c, p, a);
+    return p->pad[2] == 1 ? pool_row_tile_launch<T, 1>(c, p, a)
+                          : pool_row_tile_launch<T, 0>(c, p, a);
 }
 
 template int pool_tile_bwd<float>(const udnn_gpu_context *, const udnn_pool_problem *,

@@ -1,0 +1,206 @@
+/* bn.h - what the batch normalization sources share (bn.cu's three
+ * passes and fallback, bn_flow.cu's one-launch training and backward):
+ * the statistics and arithmetic types, each feature's finishing step and
+ * its coefficients, and the host's view of the side tensors. */
+#ifndef UDNN_CUDA_BN_H
+#define UDNN_CUDA_BN_H
+
+#include "cuda/kernels.h"
+
+/* ---- types ------------------------------------------------------------------------- */
+
+/* The statistics type: FLOAT for FLOAT, HALF and BFLOAT16 data. */
+template <class T> struct bn_param {
+    typedef float P;
+};
+template <> struct bn_param<double> {
+    typedef double P;
+};
+
+/* The type of pass 1's sums: double for every type (a batch mean near 0
+ * is a small remainder of large sums, and must still meet the tolerance of
+ * the FLOAT statistics, HALF and BFLOAT16 data's too). */
+template <class T> struct bn_sum {
+    typedef double S;
+};
+
+/* The arithmetic type of pass 3: the compute type, except that FLOAT's
+ * backward works in double. Backward over few members (PER_ACTIVATION with
+ * a small batch) is ill-conditioned: dx is a small remainder of terms as
+ * large as dy, so float sums or coefficients would lose precision by that
+ * ratio. */
+template <class T, bool BWD> struct bn_acc {
+    typedef typename io<T>::C A;
+};
+template <> struct bn_acc<float, true> {
+    typedef double A;
+};
+
+/* ---- per-feature finishing ------------------------------------------------------------ */
+
+/* Everything a finishing step reads and writes; NULL where unused. */
+template <class T> struct bn_side {
+    typedef typename bn_param<T>::P P;
+    const P *scale, *bias;
+    const P *est_mean, *est_var;       /* inference */
+    const P *saved_mean, *saved_inv;   /* backward, nullable */
+    P *running_mean, *running_var;     /* training, nullable */
+    P *save_mean, *save_inv;           /* training, nullable */
+    P *dscale, *dbias;                 /* backward */
+    double eps, factor, alpha_param, beta_param;
+};
+
+/* Per feature: the output is ((x - hi) - lo) * a + b forward, and
+ * a * dy + b * ((x - hi) - lo) + d backward, before the alpha/beta blend.
+ * hi + lo is the mean to twice the compute type's precision. */
+template <class C> struct bn_coef {
+    C hi, lo, a, b, d;
+};
+#define BN_NCOEF 5
+
+template <class C> __device__ __forceinline__ void bn_split_mean(double mean, bn_coef<C> &k)
+{
+    k.hi = (C)mean;
+    k.lo = (C)(mean - (double)k.hi);
+}
+
+/* out = alpha * v + beta * out, out read only when beta != 0 (ref_blend). */
+template <class P> __device__ __forceinline__ void bn_blend_param(P *out, double v, double alpha,
+                                                                   double beta)
+{
+    double r = alpha * v;
+    if (beta != 0.0) r += beta * (double)*out;
+    *out = (P)r;
+}
+
+/* Training, from the sums of d = x - shift: q[0] = sum d, q[1] = sum d^2. */
+template <class T>
+__device__ bn_coef<typename io<T>::C> bn_finish_train(const bn_side<T> &s, int64_t po,
+                                                      double shift, const double *q, int64_t m)
+{
+    typedef typename io<T>::C C;
+    typedef typename bn_param<T>::P P;
+    const double md = (double)m, dm = q[0] / md, mean = shift + dm;
+    double var = q[1] / md - dm * dm;
+    if (var < 0.0) var = 0.0; /* rounding only; NaN stays NaN */
+    const double inv_std = 1.0 / sqrt(var + s.eps);
+    if (s.running_mean != NULL) {
+        /* the running variance estimates the population's: unbiased */
+        bn_blend_param(s.running_mean + po, mean, s.factor, 1.0 - s.factor);
+        bn_blend_param(s.running_var + po, var * md / (md - 1.0), s.factor, 1.0 - s.factor);
+    }
+    if (s.save_mean != NULL) {
+        s.save_mean[po] = (P)mean;
+        s.save_inv[po] = (P)inv_std;
+    }
+    bn_coef<C> k;
+    bn_split_mean(mean, k);
+    k.a = (C)((double)s.scale[po] * inv_std);
+    k.b = (C)s.bias[po];
+    k.d = C(0);
+    return k;
+}
+
+template <class T>
+__device__ bn_coef<typename io<T>::C> bn_finish_infer(const bn_side<T> &s, int64_t po)
+{
+    typedef typename io<T>::C C;
+    const double inv_std = 1.0 / sqrt((double)s.est_var[po] + s.eps);
+    bn_coef<C> k;
+    bn_split_mean((double)s.est_mean[po], k);
+    k.a = (C)((double)s.scale[po] * inv_std);
+    k.b = (C)s.bias[po];
+    k.d = C(0);
+    return k;
+}
+
+/* Backward, from q[0] = sum dy and q[1] = sum dy * (x - shift), and without
+ * saved statistics q[2] = sum (x - shift), q[3] = sum (x - shift)^2 (with
+ * them, shift is the saved mean). dbias = sum dy, dscale = sum dy * xhat,
+ * dx = scale * inv_std / m * (m * dy - dbias - xhat * dscale). */
+template <class T>
+__device__ bn_coef<typename bn_acc<T, true>::A> bn_finish_bwd(const bn_side<T> &s, int64_t po,
+                                                              double shift, const double *q,
+                                                              int64_t m)
+{
+    typedef typename bn_acc<T, true>::A C;
+    const double md = (double)m;
+    double mean, inv_std, dm = 0.0;
+    if (s.saved_mean != NULL) {
+        mean = (double)s.saved_mean[po];
+        inv_std = (double)s.saved_inv[po];
+    } else {
+        dm = q[2] / md;
+        mean = shift + dm;
+        double var = q[3] / md - dm * dm;
+        if (var < 0.0) var = 0.0;
+        inv_std = 1.0 / sqrt(var + s.eps);
+    }
+    const double dbias = q[0], dscale = (q[1] - dm * q[0]) * inv_std;
+    if (s.dscale != NULL) { /* NULL: a copy that only wants the coefficients */
+        bn_blend_param(s.dscale + po, dscale, s.alpha_param, s.beta_param);
+        bn_blend_param(s.dbias + po, dbias, s.alpha_param, s.beta_param);
+    }
+    const double a = (double)s.scale[po] * inv_std;
+    bn_coef<C> k;
+    bn_split_mean(mean, k);
+    k.a = (C)a;
+    k.b = (C)(-a * inv_std * dscale / md);
+    k.d = (C)(-a * dbias / md);
+    return k;
+}
+
+/* The element value before blending, for x (and dy). */
+template <class C, bool BWD>
+__device__ __forceinline__ C bn_value(const bn_coef<C> &k, C x, C dy)
+{
+    const C d = (x - k.hi) - k.lo;
+    if (BWD) return k.a * dy + k.b * d + k.d;
+    return d * k.a + k.b;
+}
+
+/* A feature's coefficients into coef (5 arrays of F), as pass 3 and
+ * bn_flow's apply read them. */
+template <class C>
+__device__ __forceinline__ void bn_store_coef(C *coef, int64_t F, int64_t f, const bn_coef<C> &k)
+{
+    coef[f] = k.hi;
+    coef[F + f] = k.lo;
+    coef[2 * F + f] = k.a;
+    coef[3 * F + f] = k.b;
+    coef[4 * F + f] = k.d;
+}
+
+/* ---- host side ---------------------------------------------------------------------------- */
+
+template <class T> static bn_side<T> bn_side_of(const udnn_bn_problem *p)
+{
+    typedef typename bn_param<T>::P P;
+    bn_side<T> s;
+    memset(&s, 0, sizeof s);
+    s.scale = (const P *)p->scale_ptr;
+    s.bias = (const P *)p->bias_ptr;
+    s.est_mean = (const P *)p->est_mean_ptr;
+    s.est_var = (const P *)p->est_var_ptr;
+    s.saved_mean = (const P *)p->saved_mean_ptr;
+    s.saved_inv = (const P *)p->saved_inv_std_ptr;
+    s.running_mean = (P *)p->running_mean_ptr;
+    s.running_var = (P *)p->running_var_ptr;
+    s.save_mean = (P *)p->save_mean_ptr;
+    s.save_inv = (P *)p->save_inv_std_ptr;
+    s.dscale = (P *)p->dscale_ptr;
+    s.dbias = (P *)p->dbias_ptr;
+    s.eps = p->epsilon;
+    s.factor = p->exp_avg_factor;
+    s.alpha_param = p->alpha_param;
+    s.beta_param = p->beta_param;
+    return s;
+}
+
+/* Training (K = 2, !BWD) or backward (K = 2 with saved statistics, else
+ * 4) in one launch where the mode is spatial and every tensor is dense in
+ * one layout (bn_flow.cu); NOT_SUPPORTED, launching nothing, elsewhere. */
+template <class T, int K, bool BWD>
+udnnStatus_t bn_flow_run(const udnn_gpu_context *c, const udnn_bn_problem *p);
+
+#endif
