@@ -189,7 +189,8 @@ template <class T> static int pool_pack_ok(const void *ptr, const udnn_tensor *t
 
 /* A fast path's walk: dims d[0] (innermost) .. d[3], then n; the
  * multipliers of pool_split: s = ceil(log2 d), m = 2^64 (2^s - d) / d + 1. */
-static inline void pool_walk(pool_args &a, int64_t d0, int64_t d1, int64_t d2, int64_t d3, int64_t n)
+static inline void pool_walk(pool_args &a, int64_t d0, int64_t d1, int64_t d2, int64_t d3,
+                             int64_t n)
 {
     const int64_t dims[4] = {d0, d1, d2, d3};
     a.count = n;
