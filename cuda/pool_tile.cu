@@ -38,6 +38,32 @@ typedef struct {
     int tc, pitch, dpitch, apitch;
 } pool_tile_geo;
 
+/* The shape of pool_row_tile_kernel's work, for the kernel and its launch
+ * alike: windows KW wide, SW apart, padded by PW; XV elements (16 bytes)
+ * the first x and dy column's offset in a row and a dx group's width; the
+ * windows covering a pair of dx rows (NWR, from window W0 on, relative to
+ * the tile's first) and a group of XV columns (NWC); the x rows a pair's
+ * windows span (NXR, from row X0 on); the windows an argmax thread takes
+ * (NA: two of 16-bit types, pool_pair_argmax) and the first window
+ * column's offset in an argmax row (AL). */
+template <class T, int PW> struct pool_tile_shape {
+    static constexpr int KW = 3, SW = 2, XV = 16 / (int)sizeof(T);
+    static constexpr int W0 = pool_ceil_div(PW - KW + 1, SW);
+    static constexpr int NWR = pool_floor_div(SW - 1 + PW, SW) - W0 + 1;
+    static constexpr int NWC = pool_floor_div(XV - 1 + PW, SW) - W0 + 1;
+    static constexpr int X0 = W0 * SW - PW, NXR = (NWR - 1) * SW + KW;
+    static constexpr int NA = sizeof(T) == 2 ? 2 : 1, AL = 2;
+    /* the x rows and window rows of a tile of tc cell rows */
+    static __host__ __device__ int xrows(int tc) { return (tc - 1) * SW + NXR; }
+    static __host__ __device__ int wrows(int tc) { return tc + NWR - 1; }
+    /* a buffer's bytes, its x rows then its dy rows, rounded up to 16 (I:
+     * int in the kernel, size_t on the host) */
+    template <class I> static __host__ __device__ I buffer_bytes(int tc, int pitch, int dpitch)
+    {
+        return (((I)xrows(tc) * (I)pitch + (I)wrows(tc) * (I)dpitch) * (I)sizeof(T) + 15) / 16 * 16;
+    }
+};
+
 /* pool_row_tile_kernel's walks split u into (u / d, u % d) by
  * multiply-high: the kernel was bound by its instructions, and the four
  * walks' divisions were many of them (H100, 64 x 256 x 56 x 56, max 3x3 /
@@ -89,20 +115,20 @@ __device__ __forceinline__ pool_tile_at pool_tile_locate(const pool_args &a, int
 }
 
 /* Issues the copies of the x rows and dy rows of the tile at `at` into
- * buf (X0, W0: its first x row and window row relative to the tile's).
- * x rows outside x take pool_pad's value; dy rows outside dy are not
+ * buf. x rows outside x take pool_pad's value; dy rows outside dy are not
  * copied (their argmax bytes say no position). Offsets within a plane fit
  * 32 bits (pool_row_tile_launch). */
-template <class T, int X0, int W0>
+template <class T, int PW>
 __device__ __forceinline__ void pool_tile_issue(const pool_args &a, const pool_tile_divs &dv,
                                                 const pool_tile_geo &g, const pool_tile_at &at,
                                                 int xrows, int wrows, const T *__restrict__ x,
                                                 const T *__restrict__ dy, unsigned char *buf,
                                                 T padt)
 {
-    constexpr int XV = 16 / (int)sizeof(T);
+    typedef pool_tile_shape<T, PW> S;
+    constexpr int XV = S::XV;
     if (!at.live) return; /* dx is 0 */
-    const int hx = at.c0 * 2 + X0, oh1 = at.c0 + W0, in1 = a.in[1], out1 = a.out[1];
+    const int hx = at.c0 * S::SW + S::X0, oh1 = at.c0 + S::W0, in1 = a.in[1], out1 = a.out[1];
     const T *xp = x + at.xo, *dyp = dy + at.yo;
     T *xs = (T *)buf + XV, *dys = (T *)buf + xrows * g.pitch + XV;
     const int ux = a.vx, xper = (int)dv.xper.d, xb = ux * (int)sizeof(T);
@@ -155,7 +181,7 @@ __device__ __forceinline__ uint32_t pool_pair_argmax(const T *p, int pitch, bool
                                                      int w0)
 {
     typedef typename pool_pk<T>::P P;
-    constexpr int KW = 3;
+    constexpr int KW = pool_tile_shape<T, PW>::KW;
     P v[KW * KW];
 #pragma unroll
     for (int kh = 0; kh < KW; kh++) {
@@ -232,19 +258,14 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
                          typename io<T>::C alpha, typename io<T>::C beta)
 {
     typedef typename io<T>::C C;
-    constexpr int KW = 3, SW = 2, XV = 16 / (int)sizeof(T);
-    /* the windows covering a pair of dx rows (NWR, from window W0 on) and a
-     * group of XV columns (NWC); the x rows a pair's windows span (NXR,
-     * from row X0 on) */
-    constexpr int W0 = pool_ceil_div(PW - KW + 1, SW);
-    constexpr int NWR = pool_floor_div(SW - 1 + PW, SW) - W0 + 1;
-    constexpr int NWC = pool_floor_div(XV - 1 + PW, SW) - W0 + 1;
-    constexpr int X0 = W0 * SW - PW, NXR = (NWR - 1) * SW + KW;
+    typedef pool_tile_shape<T, PW> S;
+    constexpr int KW = S::KW, SW = S::SW, XV = S::XV, W0 = S::W0, NWR = S::NWR, NWC = S::NWC;
+    constexpr int X0 = S::X0;
     extern __shared__ __align__(16) unsigned char pool_tile_smem[];
     const int in1 = a.in[1], in2 = a.in[2], out1 = a.out[1], out2 = a.out[2];
     const int pitch = g.pitch, dpitch = g.dpitch, apitch = g.apitch;
-    const int xrows = (g.tc - 1) * SW + NXR, wrows = g.tc + NWR - 1;
-    const int bufb = ((xrows * pitch + wrows * dpitch) * (int)sizeof(T) + 15) / 16 * 16;
+    const int xrows = S::xrows(g.tc), wrows = S::wrows(g.tc);
+    const int bufb = S::template buffer_bytes<int>(g.tc, pitch, dpitch);
     uint8_t *args = pool_tile_smem + 2 * bufb; /* wrows x apitch */
     const C pad = pool_pad<C>(POOL_MAX, a.propagate_nan);
     const T padt = io<T>::st(pad);
@@ -259,7 +280,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
     pool_tile_at loc; /* this tile's, then the next one's */
     if (blockIdx.x < a.count) {
         loc = pool_tile_locate(a, g.tc, blockIdx.x);
-        pool_tile_issue<T, X0, W0>(a, dv, g, loc, xrows, wrows, x, dy, pool_tile_smem, padt);
+        pool_tile_issue<T, PW>(a, dv, g, loc, xrows, wrows, x, dy, pool_tile_smem, padt);
     }
     udnnGpuCopyAsyncCommit();
     for (int64_t tile = blockIdx.x; tile < a.count; tile += gridDim.x) {
@@ -276,8 +297,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
         __syncthreads(); /* the last tile's shared memory is read */
         if (tile + gridDim.x < a.count) {
             loc = pool_tile_locate(a, g.tc, tile + gridDim.x);
-            pool_tile_issue<T, X0, W0>(a, dv, g, loc, xrows, wrows, x, dy,
-                                       pool_tile_smem + buf * bufb, padt);
+            pool_tile_issue<T, PW>(a, dv, g, loc, xrows, wrows, x, dy, pool_tile_smem + buf * bufb,
+                                   padt);
         }
         udnnGpuCopyAsyncCommit();
         udnnGpuCopyAsyncWaitPrior(); /* this thread's copies of this tile */
@@ -285,11 +306,11 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
         if (dlive) {
             /* each window's argmax; window row r spans x rows 2r to 2r + 2.
              * 16-bit types two windows a thread (pool_pair_argmax) */
-            constexpr int NA = sizeof(T) == 2 ? 2 : 1;
+            constexpr int NA = S::NA;
             const int aunits = (int)dv.aunits.d;
             for (int u = threadIdx.x; u < wrows * aunits; u += blockDim.x) {
                 const int r = pool_tile_q(dv.aunits, u), oh = oh1 + r;
-                const int ow = (u - r * aunits) * NA - 2;
+                const int ow = (u - r * aunits) * NA - S::AL;
                 const int h0 = oh * SW - PW, w0 = ow * SW - PW;
                 const bool live = oh >= 0 && oh < out1;
                 if constexpr (NA == 2) {
@@ -340,7 +361,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
 #pragma unroll
                     for (int wc = 0; wc < NWC; wc++) {
                         const int ow = B / SW + W0 + wc;
-                        at[wr][wc] = args[(pr + wr) * apitch + 2 + ow];
+                        at[wr][wc] = args[(pr + wr) * apitch + S::AL + ow];
                         gy[wr][wc] = io<T>::ld(dys[(pr + wr) * dpitch + ow]);
                     }
                 /* an element's first term replaces its zero (known once
@@ -434,24 +455,24 @@ static int pool_row_tile_launch(const udnn_gpu_context *c, const udnn_pool_probl
                                 const pool_args &a0)
 {
     typedef typename io<T>::C C;
-    constexpr int XV = 16 / (int)sizeof(T), W0 = PW - 1; /* the kernel's W0 for 3 / 2 */
+    typedef pool_tile_shape<T, PW> S;
+    constexpr int XV = S::XV;
     const int in1 = a0.in[1], in2 = a0.in[2], out2 = a0.out[2];
     const int cells = (in1 + 1) / 2, groups = (in2 + XV - 1) / XV;
     /* the last window's columns past the row; the last window column a
      * gather reads */
-    const int over = (out2 - 1) * 2 - PW + 3 - in2, last_ow = groups * XV / 2 + W0;
+    const int over = (out2 - 1) * S::SW - PW + S::KW - in2;
+    const int last_ow = groups * XV / S::SW + S::W0;
     pool_tile_geo g;
     g.pitch = XV + (in2 + (over > 0 ? over : 0) + XV - 1) / XV * XV;
     g.dpitch = XV + ((out2 > last_ow + 1 ? out2 : last_ow + 1) + XV - 1) / XV * XV;
-    g.apitch = (last_ow + 4) / 2 * 2;
-    /* a buffer: x rows 2tc + 3 and dy rows tc + 1, rounded up to 16 bytes
-     * as the kernel's (two of them); then the argmax bytes, tc + 1 rows */
+    g.apitch = (S::AL + last_ow + 2) / 2 * 2; /* its entries, to even */
+    /* two buffers as the kernel's, then the argmax bytes, a row each
+     * window row */
     auto rows16 = [&](int tc) {
-        const size_t n =
-            (size_t)(2 * tc + 3) * (size_t)g.pitch + (size_t)(tc + 1) * (size_t)g.dpitch;
-        return (n * sizeof(T) + 15) / 16 * 16;
+        return S::template buffer_bytes<size_t>(tc, g.pitch, g.dpitch);
     };
-    auto buffer = [&](int tc) { return rows16(tc) + (size_t)(tc + 1) * g.apitch; };
+    auto buffer = [&](int tc) { return rows16(tc) + (size_t)S::wrows(tc) * g.apitch; };
     if (buffer(1) > POOL_TILE_BYTES) return 0;
     /* offsets within a plane of x, dy and dx in 32 bits */
     auto fits = [](const int64_t *s, int rows, int cols) {
@@ -471,13 +492,13 @@ static int pool_row_tile_launch(const udnn_gpu_context *c, const udnn_pool_probl
     a.vy = pool_tile_unit<T>(p->dy_ptr, &p->dy, out2);
     /* within the 48 KB a launch gets without asking */
     static_assert(2 * POOL_TILE_BYTES <= 48 * 1024, "pool_row_tile_kernel's buffers");
-    const size_t shared = 2 * rows16(g.tc) + (size_t)(g.tc + 1) * g.apitch;
+    const size_t shared = 2 * rows16(g.tc) + (size_t)S::wrows(g.tc) * g.apitch;
     const int64_t most = POOL_TILE_GRID ? (int64_t)c->sm_count * POOL_TILE_GRID : c->max_blocks;
     const unsigned grid = (unsigned)(a.count < most ? a.count : most);
     pool_tile_divs dv;
     dv.xper = udnn_gpu_div32_make((uint32_t)(in2 / a.vx));
     dv.yper = udnn_gpu_div32_make((uint32_t)(out2 / a.vy));
-    dv.aunits = udnn_gpu_div32_make((uint32_t)(g.apitch / (sizeof(T) == 2 ? 2 : 1)));
+    dv.aunits = udnn_gpu_div32_make((uint32_t)(g.apitch / S::NA));
     dv.groups = udnn_gpu_div32_make((uint32_t)groups);
     pool_row_tile_kernel<T, PW><<<grid, UDNN_GPU_BLOCK, shared, c->stream>>>(
         a, dv, g, (const T *)p->x_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr, (C)p->alpha,
