@@ -150,12 +150,6 @@ static void expect_grads(const bn_set *b, const double *mean, const double *inv_
     }
 }
 
-static void blend(double *ref, int64_t n, double alpha, double beta, const tu_tensor *old)
-{
-    for (int64_t i = 0; i < n; i++)
-        ref[i] = alpha * ref[i] + (beta != 0.0 ? beta * tu_get(old, i) : 0.0);
-}
-
 /* ---- calls ---------------------------------------------------------------------------- */
 
 static void *ptr(tu_tensor *t)
@@ -381,16 +375,15 @@ static void check_backward(udnnHandle_t h, udnnBackend_t be, int mode, udnnDataT
             expect_stats(&b, mean, var);
             for (int64_t f = 0; f < b.features; f++) inv[f] = 1.0 / sqrt(var[f] + eps_default);
         }
-        tu_tensor *outs[] = {&b.dx, &b.dscale, &b.dbias};
-        for (int i = 0; i < 3; i++) {
-            double beta = sc[i == 0 ? 1 : 3];
-            if (beta != 0.0) tu_fill_uniform(outs[i], -1.0, 1.0);
-            else tu_buf_poison(&outs[i]->buf);
-        }
+        /* with beta 0 the outputs stay poisoned; else tu_blend_drawn draws
+         * them (dscale and dbias have one element where C is 1) */
+        tu_buf_poison(&b.dx.buf);
+        tu_buf_poison(&b.dscale.buf);
+        tu_buf_poison(&b.dbias.buf);
         expect_grads(&b, mean, inv, ref, ds, db);
-        blend(ref, b.x.count, sc[0], sc[1], &b.dx);
-        blend(ds, b.features, sc[2], sc[3], &b.dscale);
-        blend(db, b.features, sc[2], sc[3], &b.dbias);
+        tu_blend_drawn(ref, sc[0], sc[1], &b.dx);
+        tu_blend_drawn(ds, sc[2], sc[3], &b.dscale);
+        tu_blend_drawn(db, sc[2], sc[3], &b.dbias);
         tu_ok(run_bwd(&b, sc, eps_default, with_saved));
         describe(what, sizeof what, be, mode, t, l, s, with_saved ? "dx (saved)" : "dx");
         tu_check_tensor(&b.dx, ref, what);

@@ -287,35 +287,6 @@ static void describe(char *buf, size_t n, udnnBackend_t be, int mode, udnnDataTy
 
 /* ---- forward and backward over mode x type x layout x shapes ------------------------------ */
 
-/* ref = alpha ref + beta old. With beta 0, old keeps its NaN poison (the
- * call must not read it); else old is drawn uniform in [-1, 1], and drawn
- * again while the two terms cancel to under 1/MAX_CANCELLATION of the
- * result, in norm: on a tensor of one element (a 1x1 window) the float
- * rounding of the terms then exceeds 1e-5 of the result. */
-static void blend_drawn(double *ref, int64_t n, double alpha, double beta, tu_tensor *old)
-{
-    enum { MAX_CANCELLATION = 32, MAX_DRAWS = 16 };
-    if (beta == 0.0) {
-        for (int64_t i = 0; i < n; i++) ref[i] *= alpha;
-        return;
-    }
-    double *plain = malloc((size_t)n * sizeof *plain);
-    ck_assert_ptr_nonnull(plain);
-    memcpy(plain, ref, (size_t)n * sizeof *plain);
-    for (int draw = 1;; draw++) {
-        tu_fill_uniform(old, -1.0, 1.0);
-        double terms = 0.0, sum = 0.0;
-        for (int64_t i = 0; i < n; i++) {
-            const double a = alpha * plain[i], b = beta * tu_get(old, i);
-            ref[i] = a + b;
-            terms += (fabs(a) + fabs(b)) * (fabs(a) + fabs(b));
-            sum += ref[i] * ref[i];
-        }
-        if (terms <= (double)MAX_CANCELLATION * MAX_CANCELLATION * sum || draw == MAX_DRAWS) break;
-    }
-    free(plain);
-}
-
 /* One problem forward then backward: alpha/beta as given; out tensors
  * hold NaN poison when beta is 0, random values otherwise. */
 static void check_problem(udnnHandle_t h, udnnBackend_t be, int mode_index, udnnDataType_t t,
@@ -339,7 +310,7 @@ static void check_problem(udnnHandle_t h, udnnBackend_t be, int mode_index, udnn
     int64_t most = p.x.count > p.y.count ? p.x.count : p.y.count;
     double *ref = malloc((size_t)most * sizeof *ref);
     expect_fwd(mode, s, &p.x, ref);
-    blend_drawn(ref, p.y.count, alpha, beta, &p.y);
+    tu_blend_drawn(ref, alpha, beta, &p.y);
     tu_ok(run_fwd(h, d, alpha, &p.x, beta, &p.y));
     tu_check_tensor(&p.y, ref, what);
 
@@ -348,7 +319,7 @@ static void check_problem(udnnHandle_t h, udnnBackend_t be, int mode_index, udnn
     tu_download(&p.y);
     tu_fill_uniform(&p.dy, -1.0, 1.0);
     expect_bwd(mode, s, &p.x, &p.dy, ref);
-    blend_drawn(ref, p.dx.count, alpha, beta, &p.dx);
+    tu_blend_drawn(ref, alpha, beta, &p.dx);
     tu_ok(run_bwd(h, d, alpha, &p.y, &p.dy, &p.x, beta, &p.dx));
     tu_check_tensor(&p.dx, ref, what);
 

@@ -159,24 +159,18 @@ static void check_dims(udnnHandle_t h, udnnBackend_t be, int algo_i, int mode_i,
     char what[160];
     describe(what, sizeof what, be, algo_i, mode_i, t, l, shape);
     tu_fill_uniform(&x, -4.0, 4.0);
-    if (beta != 0.0) {
-        tu_fill_uniform(&y, -1.0, 1.0);
-        tu_fill_uniform(&dx, -1.0, 1.0);
-    }
     double *ref = malloc((size_t)x.count * sizeof *ref);
 
     expect_fwd(algo, mode, &x, ref);
     /* beta = 0: the poisoned (NaN) output must not count */
-    for (int64_t i = 0; i < x.count; i++)
-        ref[i] = alpha * ref[i] + (beta != 0.0 ? beta * tu_get(&y, i) : 0.0);
+    tu_blend_drawn(ref, alpha, beta, &y);
     tu_ok(run_fwd(h, algo, mode, alpha, &x, beta, &y));
     tu_check_tensor(&y, ref, what);
 
     set_y_of_x(&y, algo, mode, &x);
     tu_fill_uniform(&dy, -1.0, 1.0);
     expect_bwd(algo, mode, &y, &dy, ref);
-    for (int64_t i = 0; i < x.count; i++)
-        ref[i] = alpha * ref[i] + (beta != 0.0 ? beta * tu_get(&dx, i) : 0.0);
+    tu_blend_drawn(ref, alpha, beta, &dx);
     tu_ok(run_bwd(h, algo, mode, alpha, &y, &dy, beta, &dx));
     tu_check_tensor(&dx, ref, what);
 

@@ -387,6 +387,31 @@ void tu_fill_uniform(tu_tensor *t, double lo, double hi)
     tu_upload(t);
 }
 
+void tu_blend_drawn(double *ref, double alpha, double beta, tu_tensor *old)
+{
+    enum { MAX_CANCELLATION = 32, MAX_DRAWS = 16 };
+    const int64_t n = old->count;
+    if (beta == 0.0) {
+        for (int64_t i = 0; i < n; i++) ref[i] *= alpha;
+        return;
+    }
+    double *plain = malloc((size_t)n * sizeof *plain);
+    ck_assert_ptr_nonnull(plain);
+    memcpy(plain, ref, (size_t)n * sizeof *plain);
+    for (int draw = 1;; draw++) {
+        tu_fill_uniform(old, -1.0, 1.0);
+        double terms = 0.0, sum = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            const double a = alpha * plain[i], b = beta * tu_get(old, i);
+            ref[i] = a + b;
+            terms += (fabs(a) + fabs(b)) * (fabs(a) + fabs(b));
+            sum += ref[i] * ref[i];
+        }
+        if (terms <= (double)MAX_CANCELLATION * MAX_CANCELLATION * sum || draw == MAX_DRAWS) break;
+    }
+    free(plain);
+}
+
 void tu_fill_int(tu_tensor *t, int lo, int hi)
 {
     for (int64_t i = 0; i < t->count; i++) tu_set(t, i, tu_int(lo, hi));

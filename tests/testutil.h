@@ -104,6 +104,14 @@ void tu_upload(tu_tensor *t);
 void tu_download(tu_tensor *t);
 /* Copies all logical values of the mirror into out[count]. */
 void tu_values(const tu_tensor *t, double *out);
+/* ref[i] = alpha ref[i] + beta old[i] over old's elements. With beta 0,
+ * old keeps what it holds (NaN poison: the call must not read it); else
+ * old is drawn uniform in [-1, 1] and uploaded, and drawn again while the
+ * two terms cancel to under 1/32 of the result in norm: on a tensor of
+ * one or two elements the float rounding of the terms would then exceed
+ * the tolerance. Call it after ref holds the op's result and before the
+ * call under test. */
+void tu_blend_drawn(double *ref, double alpha, double beta, tu_tensor *old);
 
 /* A new descriptor of packed NCHW-order dims (asserts success); the caller
  * destroys it. */
