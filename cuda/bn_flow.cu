@@ -475,18 +475,6 @@ __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_
     else if (KEEP && BN_KEEP_SELF) bn_flow_finish<T, K, BWD, ROWS, W>(a, g, sm, false);
 }
 
-/* An R item: its loads, then its sums. */
-template <class T, int K, bool BWD, bool ROWS, int W, class C>
-__device__ __forceinline__ void bn_flow_reduce(const bn_flow_args<T, C> &a, uint32_t item,
-                                               bn_flow_smem<C, bn_flow_fg<T, ROWS, W>::FG, K> &sm)
-{
-    constexpr int U = BN_FLOW_LOADS;
-    const bn_flow_at at = bn_flow_locate<T, ROWS, W>(a, item);
-    udnn_gpu_pack<T, W> xr[U], gr[BWD ? U : 1];
-    bn_flow_load<T, BWD, ROWS, W, U, false>(a, at, xr, gr);
-    bn_flow_sum<T, K, BWD, ROWS, W, U, false>(a, item, at, sm, xr, gr);
-}
-
 /* An item's output from its loads, once its group's coefficients are
  * ready; `own`: this block finished the group, and they are in sm.kc. */
 template <class T, int K, bool BWD, bool ROWS, int W, int U, int H = 0, class C>
@@ -549,17 +537,18 @@ __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const
     }
 }
 
-/* An A item: its loads issued (its second read of the data), then its
- * output once the group is ready. */
-template <class T, int K, bool BWD, bool ROWS, int W, class C>
-__device__ __forceinline__ void bn_flow_apply(const bn_flow_args<T, C> &a, uint32_t item,
-                                              bn_flow_smem<C, bn_flow_fg<T, ROWS, W>::FG, K> &sm)
+/* An item's loads, then an R item's sums, or an A item's output once its
+ * group is ready (APPLY: the loads are the data's second, last read). */
+template <class T, int K, bool BWD, bool ROWS, int W, bool APPLY, class C>
+__device__ __forceinline__ void bn_flow_item(const bn_flow_args<T, C> &a, uint32_t item,
+                                             bn_flow_smem<C, bn_flow_fg<T, ROWS, W>::FG, K> &sm)
 {
     constexpr int U = BN_FLOW_LOADS;
     const bn_flow_at at = bn_flow_locate<T, ROWS, W>(a, item);
     udnn_gpu_pack<T, W> xr[U], gr[BWD ? U : 1];
-    bn_flow_load<T, BWD, ROWS, W, U, true>(a, at, xr, gr);
-    bn_flow_write<T, K, BWD, ROWS, W, U>(a, at, sm, xr, gr, false);
+    bn_flow_load<T, BWD, ROWS, W, U, APPLY>(a, at, xr, gr);
+    if constexpr (APPLY) bn_flow_write<T, K, BWD, ROWS, W, U>(a, at, sm, xr, gr, false);
+    else bn_flow_sum<T, K, BWD, ROWS, W, U, false>(a, item, at, sm, xr, gr);
 }
 
 /* Ticket t: the first `lag` are R items 0..lag-1; then pairs (R lag + i,
@@ -589,8 +578,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, BWD ? BN_FLOW_MIN_BWD : BN_FLO
             reduce = u < 2 * pairs && u % 2 == 0;
             item = u >= 2 * pairs ? u - pairs : reduce ? a.lag + u / 2 : u / 2;
         }
-        if (reduce) bn_flow_reduce<T, K, BWD, ROWS, W>(a, item, sm);
-        else bn_flow_apply<T, K, BWD, ROWS, W>(a, item, sm);
+        if (reduce) bn_flow_item<T, K, BWD, ROWS, W, false>(a, item, sm);
+        else bn_flow_item<T, K, BWD, ROWS, W, true>(a, item, sm);
         __syncthreads();
     }
 }
