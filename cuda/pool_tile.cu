@@ -90,28 +90,47 @@ template <class T> __device__ __forceinline__ void pool_tile_copy(T *s, const T 
     else *s = *g;
 }
 
-/* Where tile `tile` lies (walk: tiles of a plane, d, c, n): its first
- * cell row c0, whether a window plane covers its d (else dx is 0), and
- * the offsets of its x and dy planes and its dx plane. Each tile is
- * located once, as the next tile, and carried to the next iteration. */
+/* Where a tile lies: its first cell row c0, whether a window plane
+ * covers its d (else dx is 0), and the offsets of its x and dy planes and
+ * its dx plane, from its digits in the walk (t[0] its tile of the plane,
+ * then d, c, n). Each tile is located once, as the next tile, and carried
+ * to the next iteration. */
 typedef struct {
     int c0;
     bool live;
     int64_t xo, yo, dxo;
 } pool_tile_at;
 
-__device__ __forceinline__ pool_tile_at pool_tile_locate(const pool_args &a, int tc, int64_t tile)
+__device__ __forceinline__ pool_tile_at pool_tile_place(const pool_args &a, int tc, const int t[4])
 {
-    int64_t t[5];
-    pool_split(a, tile, t);
     pool_tile_at at;
-    const int d = (int)t[1], od = (int)udnn_gpu_div32_q(a.str_div[0], (uint32_t)d);
-    at.c0 = (int)t[0] * tc;
+    const int d = t[1], od = (int)udnn_gpu_div32_q(a.str_div[0], (uint32_t)d);
+    at.c0 = t[0] * tc;
     at.live = od * a.str[0] == d && od < a.out[0];
-    at.xo = t[3] * a.xs[0] + t[2] * a.xs[1] + (int64_t)d * a.xs[2];
-    at.yo = t[3] * a.ys[0] + t[2] * a.ys[1] + (int64_t)od * a.ys[2];
-    at.dxo = t[3] * a.xs2[0] + t[2] * a.xs2[1] + (int64_t)d * a.xs2[2];
+    at.xo = (int64_t)t[3] * a.xs[0] + (int64_t)t[2] * a.xs[1] + (int64_t)d * a.xs[2];
+    at.yo = (int64_t)t[3] * a.ys[0] + (int64_t)t[2] * a.ys[1] + (int64_t)od * a.ys[2];
+    at.dxo = (int64_t)t[3] * a.xs2[0] + (int64_t)t[2] * a.xs2[1] + (int64_t)d * a.xs2[2];
     return at;
+}
+
+/* The digits of the grid's size in the walk (each below its dimension),
+ * so that a block steps from tile to tile by adding them: a carry a digit,
+ * no division (H100, 64 x 256 x 56 x 56 f16: splitting each next tile's
+ * index was 10% of the kernel's instructions). */
+typedef struct {
+    int g[4];
+} pool_tile_step;
+
+__device__ __forceinline__ void pool_tile_advance(const pool_args &a, const pool_tile_step &st,
+                                                  int t[4])
+{
+    int carry = 0;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const int v = t[k] + st.g[k] + carry, r = (int)a.walk_dim[k];
+        carry = v >= r;
+        t[k] = carry ? v - r : v;
+    }
 }
 
 /* Issues the copies of the x rows and dy rows of the tile at `at` into
@@ -253,7 +272,7 @@ __device__ __forceinline__ uint32_t pool_pair_argmax(const T *p, int pitch, bool
  * (16, 8 or 4 bytes; a 16-bit element alone by a plain load). */
 template <class T, int PW>
 __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
-    pool_row_tile_kernel(pool_args a, pool_tile_divs dv, pool_tile_geo g,
+    pool_row_tile_kernel(pool_args a, pool_tile_divs dv, pool_tile_geo g, pool_tile_step st,
                          const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
                          typename io<T>::C alpha, typename io<T>::C beta)
 {
@@ -278,8 +297,13 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
     }
     int buf = 0; /* this tile's buffer */
     pool_tile_at loc; /* this tile's, then the next one's */
+    int digits[4]; /* the same tile's in the walk */
     if (blockIdx.x < a.count) {
-        loc = pool_tile_locate(a, g.tc, blockIdx.x);
+        int64_t t[5];
+        pool_split(a, blockIdx.x, t);
+#pragma unroll
+        for (int k = 0; k < 4; k++) digits[k] = (int)t[k];
+        loc = pool_tile_place(a, g.tc, digits);
         pool_tile_issue<T, PW>(a, dv, g, loc, xrows, wrows, x, dy, pool_tile_smem, padt);
     }
     udnnGpuCopyAsyncCommit();
@@ -296,7 +320,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
         buf ^= 1;
         __syncthreads(); /* the last tile's shared memory is read */
         if (tile + gridDim.x < a.count) {
-            loc = pool_tile_locate(a, g.tc, tile + gridDim.x);
+            pool_tile_advance(a, st, digits);
+            loc = pool_tile_place(a, g.tc, digits);
             pool_tile_issue<T, PW>(a, dv, g, loc, xrows, wrows, x, dy, pool_tile_smem + buf * bufb,
                                    padt);
         }
@@ -500,8 +525,14 @@ static int pool_row_tile_launch(const udnn_gpu_context *c, const udnn_pool_probl
     dv.yper = udnn_gpu_div32_make((uint32_t)(out2 / a.vy));
     dv.aunits = udnn_gpu_div32_make((uint32_t)(g.apitch / S::NA));
     dv.groups = udnn_gpu_div32_make((uint32_t)groups);
+    pool_tile_step st;
+    int64_t rest = grid;
+    for (int k = 0; k < 4; k++) {
+        st.g[k] = (int)(rest % a.walk_dim[k]);
+        rest /= a.walk_dim[k];
+    }
     pool_row_tile_kernel<T, PW><<<grid, UDNN_GPU_BLOCK, shared, c->stream>>>(
-        a, dv, g, (const T *)p->x_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr, (C)p->alpha,
+        a, dv, g, st, (const T *)p->x_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr, (C)p->alpha,
         (C)p->beta);
     return 1;
 }
