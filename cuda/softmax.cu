@@ -58,10 +58,36 @@
 /* ---- the per-group arithmetic ------------------------------------------------------- */
 
 /* A reduction's running value. Forward: m the running max (0 for FAST)
- * and s the sum of exp(x - m). Backward: s the sum of dy*y (dy for LOG). */
+ * and s the sum of exp(x - m). Backward: the sum of dy*y (dy for LOG) as
+ * s + m, m what the rounding of s and of each product lost (sm_pairs),
+ * else 0. */
 template <class C> struct sm_acc {
     C m, s;
 };
+
+/* Whether the backward of T keeps its sums as pairs: FLOAT only. Where y
+ * peaks, dy - sum cancels, and a float sum's rounding alone made dx's
+ * error exceed the tolerance (a 5-element row, 1.9e-5 against 1e-5), as
+ * the CPU's sum in double does not. A 16-bit y lies 2^-11 or more below 1
+ * (or is 1) and dx is rounded to 16 bits, so a float sum serves it; DOUBLE
+ * sums in double, as the reference does. */
+template <class T> struct sm_pairs {
+    static const bool on = sizeof(T) == 4;
+};
+
+/* s += b, returning the addition's rounding error exactly (TwoSum); the
+ * same error for either order of the operands. */
+template <class C> __device__ __forceinline__ C sm_two_sum(C &s, C b)
+{
+    const C t = s + b, z = t - s, e = (s - (t - z)) + (b - z);
+    s = t;
+    return e;
+}
+
+/* a * b rounded, never contracted into a following add (sm_add's error
+ * term needs the rounded product) */
+__device__ __forceinline__ float sm_mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double sm_mul_rn(double a, double b) { return __dmul_rn(a, b); }
 
 template <class C> struct sm_cfg {
     int shift; /* forward ACCURATE and LOG subtract the max */
@@ -79,11 +105,18 @@ template <class C> __device__ __forceinline__ sm_acc<C> sm_init(const sm_cfg<C> 
 
 /* Adds one member: v0 is x (forward) or y (backward), v1 is dy. A -inf
  * adds nothing, and a NaN poisons the sum, as in the reference. */
-template <class C, bool FWD>
+template <class T, bool FWD, class C = typename io<T>::C>
 __device__ __forceinline__ void sm_add(sm_acc<C> &a, C v0, C v1, const sm_cfg<C> &f)
 {
-    if (!FWD) {
+    if (!FWD && !sm_pairs<T>::on) {
         a.s += f.log ? v1 : v1 * v0;
+    } else if (!FWD) {
+        if (f.log) {
+            a.m += sm_two_sum(a.s, v1);
+        } else {
+            const C p = sm_mul_rn(v1, v0);
+            a.m += sm_two_sum(a.s, p) + fma(v1, v0, -p);
+        }
     } else if (!f.shift) {
         a.s += exp(v0);
     } else if (v0 > a.m) {
@@ -109,12 +142,21 @@ template <class C> struct sm_fin {
     C m, s, log_s;
 };
 
-template <class C> __device__ __forceinline__ sm_fin<C> sm_finish(sm_acc<C> a, const sm_cfg<C> &f)
+/* Backward: s and m the sum's leading part and the rest, in the compute
+ * type from the accumulator's (A: double in sm_keep_kernel); sm_value
+ * subtracts both. */
+template <class C, bool FWD, class A = C>
+__device__ __forceinline__ sm_fin<C> sm_finish(sm_acc<A> a, const sm_cfg<C> &f)
 {
     sm_fin<C> r;
-    r.m = a.m;
-    r.s = a.s;
-    r.log_s = f.log ? log(a.s) : C(0);
+    if (FWD) {
+        r.m = (C)a.m;
+        r.s = (C)a.s;
+    } else {
+        r.s = (C)(a.s + a.m);
+        r.m = (C)((a.s - (A)r.s) + a.m);
+    }
+    r.log_s = FWD && f.log ? log(r.s) : C(0);
     return r;
 }
 
@@ -123,7 +165,11 @@ template <class C, bool FWD>
 __device__ __forceinline__ C sm_value(const sm_fin<C> &g, C v0, C v1, const sm_cfg<C> &f)
 {
     if (FWD) return f.log ? (v0 - g.m) - g.log_s : exp(v0 - g.m) / g.s;
-    return f.log ? v1 - exp(v0) * g.s : v0 * (v1 - g.s);
+    if (f.log) {
+        const C e = exp(v0);
+        return (v1 - e * g.s) - e * g.m;
+    }
+    return v0 * ((v1 - g.s) - g.m);
 }
 
 template <class T>
@@ -346,55 +392,81 @@ template <class C, bool MAX> __device__ __forceinline__ C sm_op(C a, C b)
  * a fixed order: a butterfly within the warp (every lane ends with the same
  * bits), then one slot per warp in red across the team's warps. The whole
  * block calls it alike. */
-template <class C, bool MAX> __device__ __forceinline__ C sm_team_all(C v, int lanes, C *red)
+template <class X, class Op, class Shfl>
+__device__ __forceinline__ X sm_team_reduce(X v, int lanes, X *red, Op op, Shfl shfl)
 {
     const int W = udnnGpuWarpSize;
-    for (int m = (lanes < W ? lanes : W) / 2; m > 0; m /= 2)
-        v = sm_op<C, MAX>(v, udnnGpuShflXor(v, m));
+    for (int m = (lanes < W ? lanes : W) / 2; m > 0; m /= 2) v = op(v, shfl(v, m));
     if (lanes <= W) return v;
     const int warp = threadIdx.x / W, per = lanes / W, first = warp - warp % per;
     __syncthreads(); /* red may still be read by the previous call */
     if (threadIdx.x % W == 0) red[warp] = v;
     __syncthreads();
-    C r = red[first];
-    for (int i = 1; i < per; i++) r = sm_op<C, MAX>(r, red[first + i]);
+    X r = red[first];
+    for (int i = 1; i < per; i++) r = op(r, red[first + i]);
     return r;
+}
+
+template <class C, bool MAX> __device__ __forceinline__ C sm_team_all(C v, int lanes, C *red)
+{
+    return sm_team_reduce(
+        v, lanes, red, [](C a, C b) { return sm_op<C, MAX>(a, b); },
+        [](C a, int m) { return udnnGpuShflXor(a, m); });
 }
 
 /* Two partial results of a reduction: merged (forward), or added (the
- * backward's sums, whose m stays 0: the same bits as a merge, whose
- * rescaling by exp(0) is exact, but no exp). */
-template <class C, bool FWD> __device__ __forceinline__ sm_acc<C> sm_join(sm_acc<C> a, sm_acc<C> b)
+ * backward's sums as sm_acc keeps them: the rests and the addition's
+ * error into m; the same bits for either order). */
+template <class T, bool FWD, class C = typename io<T>::C>
+__device__ __forceinline__ sm_acc<C> sm_join(sm_acc<C> a, sm_acc<C> b)
 {
     if (FWD) return sm_merge(a, b);
-    a.s += b.s;
+    if (!sm_pairs<T>::on) {
+        a.s += b.s;
+        return a;
+    }
+    const C m = a.m + b.m;
+    a.m = m + sm_two_sum(a.s, b.s);
     return a;
 }
 
-template <class C, bool FWD> __device__ __forceinline__ sm_acc<C> sm_shfl_xor(sm_acc<C> a, int m)
+template <class T, bool FWD, class C = typename io<T>::C>
+__device__ __forceinline__ sm_acc<C> sm_shfl_xor(sm_acc<C> a, int m)
 {
     sm_acc<C> r;
-    r.m = FWD ? udnnGpuShflXor(a.m, m) : a.m;
+    r.m = FWD || sm_pairs<T>::on ? udnnGpuShflXor(a.m, m) : a.m;
     r.s = udnnGpuShflXor(a.s, m);
     return r;
+}
+
+/* The backward's sums over each team of `lanes` threads, to every thread
+ * of the team, as sm_team_all merges. */
+template <class T, class C = typename io<T>::C>
+__device__ __forceinline__ sm_acc<C> sm_team_sum(sm_acc<C> v, int lanes, sm_acc<C> *red)
+{
+    return sm_team_reduce(
+        v, lanes, red, [](sm_acc<C> a, sm_acc<C> b) { return sm_join<T, false>(a, b); },
+        [](sm_acc<C> a, int m) { return sm_shfl_xor<T, false>(a, m); });
 }
 
 /* Slots sm_block_reduce and sm_team_all need: one per warp of the largest
  * block on the smallest warp. */
 #define SM_BLOCK_SLOTS (1024 / 16)
 
-/* Over the block, to every thread, joined in warp order; called uniformly. */
-template <class C, bool FWD> __device__ sm_acc<C> sm_block_reduce(sm_acc<C> a, sm_acc<C> *slots)
+/* Over the block, to every thread, joined in warp order; called uniformly.
+ * T: the type whose sums these are (sm_pairs), or the accumulator's. */
+template <class T, bool FWD, class C = typename io<T>::C>
+__device__ sm_acc<C> sm_block_reduce(sm_acc<C> a, sm_acc<C> *slots)
 {
     const int lane = threadIdx.x % udnnGpuWarpSize, warp = threadIdx.x / udnnGpuWarpSize;
     const int warps = (blockDim.x + udnnGpuWarpSize - 1) / udnnGpuWarpSize;
     for (int m = udnnGpuWarpSize / 2; m > 0; m /= 2)
-        a = sm_join<C, FWD>(a, sm_shfl_xor<C, FWD>(a, m));
+        a = sm_join<T, FWD>(a, sm_shfl_xor<T, FWD>(a, m));
     __syncthreads(); /* the slots may still be read by a previous call */
     if (lane == 0) slots[warp] = a;
     __syncthreads();
     sm_acc<C> r = slots[0];
-    for (int w = 1; w < warps; w++) r = sm_join<C, FWD>(r, slots[w]);
+    for (int w = 1; w < warps; w++) r = sm_join<T, FWD>(r, slots[w]);
     return r;
 }
 
@@ -447,6 +519,7 @@ __global__ void __launch_bounds__(SM_TEAM_MAX)
     typedef typename io<T>::C C;
     const int E = sm_per_lane<T, V>::E;
     __shared__ C red[SM_BLOCK_SLOTS];
+    __shared__ sm_acc<C> reds[FWD ? 1 : SM_BLOCK_SLOTS];
     const int lanes = a.lanes, lane = threadIdx.x & (lanes - 1);
     const int teams = blockDim.x / lanes, len = (int)a.len;
     for (int64_t first = (int64_t)blockIdx.x * teams; first < a.groups;
@@ -471,8 +544,8 @@ __global__ void __launch_bounds__(SM_TEAM_MAX)
         d.to = tl + lane;
         d.tv = V > 1 && valid && lane < len - tl;
         d.template load<false>(p0, p1, h);
-        C m = C(0), s = C(0);
-        if (FWD) {
+        if constexpr (FWD) {
+            C m = C(0), s = C(0);
             if (f.shift) {
                 m = -C(INFINITY);
                 d.each([&](C &v, C &) { m = fmax(m, v); });
@@ -483,15 +556,19 @@ __global__ void __launch_bounds__(SM_TEAM_MAX)
                 s += e;
                 if (!f.log) v = e; /* kept for the output */
             });
+            s = sm_team_all<C, false>(s, lanes, red);
+            const C log_s = f.log ? log(s) : C(0);
+            d.template store<false>(out + base, h, f, [&](C v, C) -> C {
+                return f.log ? (v - m) - log_s : v / s; /* divided: a single term gives exactly 1 */
+            });
         } else {
-            d.each([&](C &v, C &d1) { s += f.log ? d1 : d1 * v; });
+            sm_acc<C> acc = sm_init(f);
+            d.each([&](C &v, C &d1) { sm_add<T, false>(acc, v, d1, f); });
+            const sm_fin<C> fin = sm_finish<C, false>(sm_team_sum<T>(acc, lanes, reds), f);
+            d.template store<false>(out + base, h, f, [&](C v, C d1) -> C {
+                return sm_value<C, false>(fin, v, d1, f);
+            });
         }
-        s = sm_team_all<C, false>(s, lanes, red);
-        const C log_s = FWD && f.log ? log(s) : C(0);
-        d.template store<false>(out + base, h, f, [&](C v, C d1) -> C {
-            if (FWD) return f.log ? (v - m) - log_s : v / s; /* divided: a single term gives exactly 1 */
-            return f.log ? d1 - exp(v) * s : v * (d1 - s);
-        });
     }
 }
 
@@ -516,9 +593,9 @@ __device__ sm_acc<typename io<T>::C> sm_range_stats(const T *p0, const T *p1, in
         if (h > n) h = n;
         nv = (n - h) / V;
         const int64_t tl = h + nv * V, t = threadIdx.x;
-        if (t < h) sm_add<C, FWD>(acc, io<T>::ld(p0[t]), FWD ? C(0) : io<T>::ld(p1[t]), f);
+        if (t < h) sm_add<T, FWD>(acc, io<T>::ld(p0[t]), FWD ? C(0) : io<T>::ld(p1[t]), f);
         if (t < n - tl)
-            sm_add<C, FWD>(acc, io<T>::ld(p0[tl + t]), FWD ? C(0) : io<T>::ld(p1[tl + t]), f);
+            sm_add<T, FWD>(acc, io<T>::ld(p0[tl + t]), FWD ? C(0) : io<T>::ld(p1[tl + t]), f);
     }
     const VT *v0 = (const VT *)(p0 + h), *v1 = (const VT *)(p1 + h);
     for (int64_t q = threadIdx.x; q < nv; q += (int64_t)SM_UNROLL * blockDim.x) {
@@ -536,10 +613,10 @@ __device__ sm_acc<typename io<T>::C> sm_range_stats(const T *p0, const T *p1, in
             if (q + (int64_t)k * blockDim.x < nv)
 #pragma unroll
                 for (int i = 0; i < V; i++)
-                    sm_add<C, FWD>(acc, io<T>::ld(u0[k].v[i]), FWD ? C(0) : io<T>::ld(u1[k].v[i]),
+                    sm_add<T, FWD>(acc, io<T>::ld(u0[k].v[i]), FWD ? C(0) : io<T>::ld(u1[k].v[i]),
                                    f);
     }
-    return sm_block_reduce<C, FWD>(acc, slots);
+    return sm_block_reduce<T, FWD>(acc, slots);
 }
 
 /* Writes the n outputs at po from the inputs at p0 (and p1), as
@@ -602,7 +679,7 @@ __global__ void sm_rows_block_kernel(sm_rows a, const T *in0, const T *in1, T *o
     for (int64_t g = blockIdx.x; g < a.groups; g += gridDim.x) {
         const int64_t base = sm_row_base(a, g);
         const sm_fin<C> fin =
-            sm_finish(sm_range_stats<T, FWD, V>(in0 + base, in1 + base, a.len, f, slots), f);
+            sm_finish<C, FWD>(sm_range_stats<T, FWD, V>(in0 + base, in1 + base, a.len, f, slots), f);
         sm_range_write<T, FWD, V>(in0 + base, in1 + base, out + base, a.len, fin, f);
     }
 }
@@ -644,8 +721,8 @@ __global__ void sm_rows_final_kernel(sm_rows a, const T *in0, const T *in1, T *o
         const int64_t g = b / a.chunks, k = b - g * a.chunks;
         sm_acc<C> acc = sm_init(f);
         for (int i = threadIdx.x; i < a.chunks; i += blockDim.x)
-            acc = sm_join<C, FWD>(acc, part[g * a.chunks + i]);
-        const sm_fin<C> fin = sm_finish(sm_block_reduce<C, FWD>(acc, slots), f);
+            acc = sm_join<T, FWD>(acc, part[g * a.chunks + i]);
+        const sm_fin<C> fin = sm_finish<C, FWD>(sm_block_reduce<T, FWD>(acc, slots), f);
         const int64_t base = sm_row_base(a, g), lo = k * a.chunk;
         const int64_t hi = lo + a.chunk < a.len ? lo + a.chunk : a.len;
         sm_range_write<T, FWD, V>(in0 + base + lo, in1 + base + lo, out + base + lo, hi - lo,
@@ -699,9 +776,6 @@ __global__ void sm_rows_final_kernel(sm_rows a, const T *in0, const T *in1, T *o
 #endif
 #ifndef SM_KEEP_SPREAD
 #define SM_KEEP_SPREAD 4
-#endif
-#ifndef SM_KEEP_VEC_SUM
-#define SM_KEEP_VEC_SUM 1
 #endif
 /* 16-byte vectors of FLOAT or DOUBLE rows each thread holds in shared
  * memory besides its registers (bn.cu's bn_held: fewer, larger items).
@@ -810,24 +884,22 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
             acc.m = mt;
             acc.s = s;
         } else {
-            /* each vector's terms added in the compute type, the vectors
-             * in double (SM_KEEP_VEC_SUM: converting every term to double
-             * cost more than its loads) */
-            double s = 0.0;
-            if (SM_KEEP_VEC_SUM)
+            /* the thread's terms in the compute type, then in double
+             * (converting every term to double cost more than its loads):
+             * as a pair (sm_pairs), or each vector's terms added, then
+             * the vectors in double */
+            if constexpr (sm_pairs<T>::on) {
+                sm_acc<C> ts = sm_init(f);
+                d.each([&](C &v, C &d1) { sm_add<T, false>(ts, v, d1, f); });
+                acc.s = (A)ts.s + (A)ts.m;
+            } else {
                 d.each_vec([&](const C(&v)[V], const C(&d1)[V]) {
                     C r = C(0);
 #pragma unroll
                     for (int i = 0; i < V; i++) r += f.log ? d1[i] : d1[i] * v[i];
-                    s += (double)r;
+                    acc.s += (A)r;
                 });
-            else
-                d.each([&](C &v, C &d1) {
-                    /* 16-bit values: their product is exact in float */
-                    s += f.log ? (double)d1
-                               : sizeof(T) == 2 ? (double)(d1 * v) : (double)d1 * (double)v;
-                });
-            acc.s = s;
+            }
         }
         acc = sm_block_reduce<A, FWD>(acc, slots);
 
@@ -847,7 +919,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
         r.s = A(0);
         for (int i = t; i < S; i += B) {
             sm_acc<A> q;
-            q.m = FWD ? vp[i].m : A(0);
+            q.m = vp[i].m;
             q.s = vp[i].s;
             r = sm_join<A, FWD>(r, q);
         }
@@ -865,9 +937,9 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
                 return f.log ? (v - r.m) - log_s : v * k;
             });
         } else {
-            const C s = (C)r.s;
+            const sm_fin<C> fin = sm_finish<C, false, A>(r, f);
             d.template store<true>(po, h, f, [&](C v, C d1) -> C {
-                return f.log ? d1 - exp(v) * s : v * (d1 - s);
+                return sm_value<C, false>(fin, v, d1, f);
             });
         }
     }
@@ -887,13 +959,13 @@ typedef struct {
  * over the lanes of the warp with that tx, then red (V * blockDim.x
  * values) across the warps, or across the rows of a tile wider than a
  * warp. The whole block calls it alike. */
-template <class C, bool MAX, int V>
-__device__ __forceinline__ void sm_cols_all(C (&v)[V], int ts, C *red)
+template <class X, int V, class Op, class Shfl>
+__device__ __forceinline__ void sm_cols_reduce(X (&v)[V], int ts, X *red, Op op, Shfl shfl)
 {
     const int W = udnnGpuWarpSize;
     for (int m = ts; m < W; m *= 2)
 #pragma unroll
-        for (int i = 0; i < V; i++) v[i] = sm_op<C, MAX>(v[i], udnnGpuShflXor(v[i], m));
+        for (int i = 0; i < V; i++) v[i] = op(v[i], shfl(v[i], m));
     const int tx = threadIdx.x & (ts - 1);
     const int row = ts < W ? threadIdx.x / W : threadIdx.x / ts;
     const int rows = ts < W ? blockDim.x / W : blockDim.x / ts;
@@ -904,10 +976,18 @@ __device__ __forceinline__ void sm_cols_all(C (&v)[V], int ts, C *red)
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < V; i++) {
-        C r = red[i * rows * ts + tx];
-        for (int j = 1; j < rows; j++) r = sm_op<C, MAX>(r, red[(i * rows + j) * ts + tx]);
+        X r = red[i * rows * ts + tx];
+        for (int j = 1; j < rows; j++) r = op(r, red[(i * rows + j) * ts + tx]);
         v[i] = r;
     }
+}
+
+template <class C, bool MAX, int V>
+__device__ __forceinline__ void sm_cols_all(C (&v)[V], int ts, C *red)
+{
+    sm_cols_reduce(
+        v, ts, red, [](C a, C b) { return sm_op<C, MAX>(a, b); },
+        [](C a, int m) { return udnnGpuShflXor(a, m); });
 }
 
 /* Vectors a thread of a column tile holds per tensor: the forward's 32
@@ -932,7 +1012,10 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, sizeof(T) == 8 ? 2 : 4)
     typedef typename io<T>::C C;
     typedef udnn_gpu_pack<T, V> VT;
     const int E = sm_cols_per_thread<T, FWD, V>::E;
-    __shared__ C red[UDNN_GPU_BLOCK * V];
+    /* a FLOAT backward's sums reduce as pairs (sm_pairs) */
+    const bool P = !FWD && sm_pairs<T>::on;
+    __shared__ sm_acc<C> reds[P ? UDNN_GPU_BLOCK * V : UDNN_GPU_BLOCK * V / 2];
+    C *const red = (C *)reds;
     const int ts = a.ts, rows = blockDim.x / ts;
     const int tx = threadIdx.x & (ts - 1), ty = threadIdx.x / ts;
     const int c = (int)a.c;
@@ -962,7 +1045,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, sizeof(T) == 8 ? 2 : 4)
         C m[V], s[V];
 #pragma unroll
         for (int i = 0; i < V; i++) m[i] = s[i] = C(0);
-        if (FWD) {
+        sm_fin<C> fin[V];
+        if constexpr (FWD) {
             if (f.shift) {
 #pragma unroll
                 for (int i = 0; i < V; i++) m[i] = -C(INFINITY);
@@ -982,17 +1066,34 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, sizeof(T) == 8 ? 2 : 4)
                         s[i] += e;
                         if (!f.log) x0[k][i] = e; /* kept for the output */
                     }
+            sm_cols_all<C, false, V>(s, ts, red);
+            /* what the output takes of the sum: its log, or its inverse */
+#pragma unroll
+            for (int i = 0; i < V; i++) s[i] = f.log ? log(s[i]) : s[i];
+        } else if constexpr (P) {
+            sm_acc<C> acc[V];
+#pragma unroll
+            for (int i = 0; i < V; i++) acc[i] = sm_init(f);
+#pragma unroll
+            for (int k = 0; k < E; k++)
+                if (pv && ty + k * rows < c)
+#pragma unroll
+                    for (int i = 0; i < V; i++) sm_add<T, false>(acc[i], x0[k][i], x1[k][i], f);
+            sm_cols_reduce(
+                acc, ts, reds, [](sm_acc<C> a, sm_acc<C> b) { return sm_join<T, false>(a, b); },
+                [](sm_acc<C> a, int m) { return sm_shfl_xor<T, false>(a, m); });
+#pragma unroll
+            for (int i = 0; i < V; i++) fin[i] = sm_finish<C, false>(acc[i], f);
         } else {
 #pragma unroll
             for (int k = 0; k < E; k++)
                 if (pv && ty + k * rows < c)
 #pragma unroll
                     for (int i = 0; i < V; i++) s[i] += f.log ? x1[k][i] : x1[k][i] * x0[k][i];
-        }
-        sm_cols_all<C, false, V>(s, ts, red);
-        if (FWD) /* what the output takes of the sum: its log, or its inverse */
+            sm_cols_all<C, false, V>(s, ts, red);
 #pragma unroll
-            for (int i = 0; i < V; i++) s[i] = f.log ? log(s[i]) : s[i];
+            for (int i = 0; i < V; i++) fin[i].s = s[i], fin[i].m = C(0);
+        }
 #pragma unroll
         for (int k = 0; k < E; k++) {
             if (pv && ty + k * rows < c) {
@@ -1001,7 +1102,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, sizeof(T) == 8 ? 2 : 4)
                 for (int i = 0; i < V; i++) {
                     const C v = x0[k][i], d = x1[k][i];
                     if (FWD) r[i] = f.log ? (v - m[i]) - s[i] : v / s[i];
-                    else r[i] = f.log ? d - exp(v) * s[i] : v * (d - s[i]);
+                    else r[i] = sm_value<C, false>(fin[i], v, d, f);
                 }
                 sm_store_vec<T, V>(out + off + k * step, r, f);
             }
@@ -1046,9 +1147,9 @@ __global__ void sm_chan_kernel(sm_gen a, const T *in0, const T *in1, T *out,
         for (int t = 0; t < nt; t++) base[t] = img * a.st[t][0] + sm_pos_off(a, t, s);
         sm_acc<C> acc = sm_init(f);
         for (int64_t ch = 0; ch < a.c; ch++)
-            sm_add<C, FWD>(acc, io<T>::ld(in0[base[0] + ch * a.st[0][1]]),
+            sm_add<T, FWD>(acc, io<T>::ld(in0[base[0] + ch * a.st[0][1]]),
                            FWD ? C(0) : io<T>::ld(in1[base[1] + ch * a.st[1][1]]), f);
-        const sm_fin<C> fin = sm_finish(acc, f);
+        const sm_fin<C> fin = sm_finish<C, FWD>(acc, f);
         for (int64_t ch = 0; ch < a.c; ch++)
             sm_store(out + base[to] + ch * a.st[to][1],
                      sm_value<C, FWD>(fin, io<T>::ld(in0[base[0] + ch * a.st[0][1]]),
@@ -1073,11 +1174,11 @@ __global__ void sm_inst_kernel(sm_gen a, const T *in0, const T *in1, T *out,
             C v1 = C(0);
             if (!FWD)
                 v1 = io<T>::ld(in1[img * a.st[1][0] + ch * a.st[1][1] + sm_pos_off(a, 1, s)]);
-            sm_add<C, FWD>(
+            sm_add<T, FWD>(
                 acc, io<T>::ld(in0[img * a.st[0][0] + ch * a.st[0][1] + sm_pos_off(a, 0, s)]),
                 v1, f);
         }
-        const sm_fin<C> fin = sm_finish(sm_block_reduce<C, FWD>(acc, slots), f);
+        const sm_fin<C> fin = sm_finish<C, FWD>(sm_block_reduce<T, FWD>(acc, slots), f);
         for (int64_t j = threadIdx.x; j < len; j += blockDim.x) {
             const int64_t ch = j / a.s, s = j - ch * a.s;
             C v1 = C(0);

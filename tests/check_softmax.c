@@ -143,11 +143,20 @@ static void describe(char *buf, size_t n, udnnBackend_t be, int algo, int mode,
              mode_names[mode], tu_dtype_name(t), tu_layout_name(l), shape);
 }
 
+/* x's values for a problem: its host mirror set and uploaded. */
+typedef void (*x_filler)(tu_tensor *x, udnnSoftmaxMode_t mode);
+
+static void fill_spread(tu_tensor *x, udnnSoftmaxMode_t mode)
+{
+    (void)mode;
+    tu_fill_uniform(x, -4.0, 4.0);
+}
+
 /* One problem of the given dims forward then backward with the given
- * alpha and beta; `shape` names the dims in messages. */
+ * alpha and beta, x from fill; `shape` names the dims in messages. */
 static void check_dims(udnnHandle_t h, udnnBackend_t be, int algo_i, int mode_i,
                        udnnDataType_t t, tu_layout l, int rank, const int *dims,
-                       const char *shape, double alpha, double beta)
+                       const char *shape, double alpha, double beta, x_filler fill)
 {
     udnnSoftmaxAlgorithm_t algo = algos[algo_i];
     udnnSoftmaxMode_t mode = sm_modes[mode_i];
@@ -158,7 +167,7 @@ static void check_dims(udnnHandle_t h, udnnBackend_t be, int algo_i, int mode_i,
     tu_tensor_init(&dx, h, t, rank, dims, l);
     char what[160];
     describe(what, sizeof what, be, algo_i, mode_i, t, l, shape);
-    tu_fill_uniform(&x, -4.0, 4.0);
+    fill(&x, mode);
     double *ref = malloc((size_t)x.count * sizeof *ref);
 
     expect_fwd(algo, mode, &x, ref);
@@ -187,7 +196,8 @@ static void check_problem(udnnHandle_t h, udnnBackend_t be, int algo_i, int mode
 {
     char shape[32];
     snprintf(shape, sizeof shape, "shape %d", s);
-    check_dims(h, be, algo_i, mode_i, t, l, shapes[s][0], &shapes[s][1], shape, alpha, beta);
+    check_dims(h, be, algo_i, mode_i, t, l, shapes[s][0], &shapes[s][1], shape, alpha, beta,
+               fill_spread);
 }
 
 /* ---- algo x mode x type x layout ------------------------------------------------------ */
@@ -418,11 +428,61 @@ START_TEST(test_long_rows)
             snprintf(shape, sizeof shape, "%dx%dx%dx%d", dims[0], dims[1], dims[2], dims[3]);
             for (int mode = 0; mode < N_MODES; mode++) {
                 if (sm_modes[mode] == UDNN_SOFTMAX_MODE_CHANNEL && dims[1] < 1000) continue;
-                check_dims(h, bk, algo, mode, t, l, rank, dims, shape, 1.0, 0.0);
-                check_dims(h, bk, algo, mode, t, l, rank, dims, shape, -1.25, 0.5);
+                check_dims(h, bk, algo, mode, t, l, rank, dims, shape, 1.0, 0.0, fill_spread);
+                check_dims(h, bk, algo, mode, t, l, rank, dims, shape, -1.25, 0.5, fill_spread);
                 check_in_place(h, algo, mode, t, l, rank, dims, shape);
             }
         }
+    }
+}
+END_TEST
+
+/* ---- backward where y peaks ------------------------------------------------------------ */
+
+/* One member of each group at x = P, the rest at 0, with P such that the
+ * other members' y add to about 3e-5: dy - sum(dy y) then cancels to
+ * about 3e-5 of the sum, so a sum rounded once to the type misses the
+ * tolerance (FLOAT: dx off by about 5e-4); the sum must be kept to more
+ * than the type's precision (the CPU keeps it in double, then subtracts
+ * it as a float pair). Rows of 5, 18 and 30000 members, and CHANNEL over
+ * positions (columns in NCHW). FLOAT only: in DOUBLE the oracle's own
+ * rounding times the cancellation reaches the tolerance. */
+static const int peaked_shapes[][5] = {
+    {4, 64, 5, 1, 1}, {4, 2, 5, 3, 3}, {4, 8, 2, 3, 3}, {4, 2, 3, 100, 100}};
+#define N_PEAKED ((int)(sizeof peaked_shapes / sizeof *peaked_shapes))
+
+static void fill_peaked(tu_tensor *x, udnnSoftmaxMode_t mode)
+{
+    ncs d = ncs_of(x);
+    int64_t *idx = malloc((size_t)(d.c * d.s) * sizeof *idx);
+    ck_assert_ptr_nonnull(idx);
+    for (int64_t g = 0; g < group_total(d, mode); g++) {
+        const int64_t k = group_members(d, mode, g, idx);
+        const double peak = log((double)(k - 1) / 3e-5);
+        int64_t pick = (int64_t)tu_uniform(0.0, (double)k);
+        if (pick >= k) pick = k - 1;
+        for (int64_t j = 0; j < k; j++) tu_set(x, idx[j], j == pick ? peak : 0.0);
+    }
+    free(idx);
+    tu_upload(x);
+}
+
+START_TEST(test_peaked_backward)
+{
+    tu_seed_fresh();
+    const tu_layout l = (tu_layout)_i;
+    const int algo = 1; /* ACCURATE; FAST's backward is the same */
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
+        for (int s = 0; s < N_PEAKED; s++)
+            for (int mode = 0; mode < N_MODES; mode++) {
+                const int *dims = &peaked_shapes[s][1];
+                char shape[48];
+                snprintf(shape, sizeof shape, "peaked %dx%dx%dx%d", dims[0], dims[1], dims[2],
+                         dims[3]);
+                check_dims(h, bk, algo, mode, UDNN_DATA_FLOAT, l, peaked_shapes[s][0], dims, shape,
+                           1.0, 0.0, fill_peaked);
+            }
     }
 }
 END_TEST
@@ -690,6 +750,7 @@ int main(void)
     tcase_add_loop_test(ops, test_in_place, 0, N_ALGOS * N_MODES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_long_rows, 0, N_ALGOS * N_TYPES * 2);
     tcase_add_loop_test(ops, test_finite_differences, 0, N_ALGOS * N_MODES * N_LAYOUTS);
+    tcase_add_loop_test(ops, test_peaked_backward, 0, N_LAYOUTS);
     suite_add_tcase(s, ops);
 
     TCase *bad = tcase_create("validation");
