@@ -197,16 +197,6 @@ static inline int nm_small(int64_t n)
     return n < ((int64_t)1 << 31);
 }
 
-/* A product that no contraction into an fma may change: the backward
- * pass recomputes dy * scale and must get the bits it summed. */
-static __device__ __forceinline__ float nm_mul(float a, float b)
-{
-    return __fmul_rn(a, b);
-}
-static __device__ __forceinline__ double nm_mul(double a, double b)
-{
-    return __dmul_rn(a, b);
-}
 
 /* ---- team reductions --------------------------------------------------------------------- */
 
@@ -397,7 +387,8 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_bwd(nm_bwd_args<T> a)
             nm_load<T, V>(x, o[N_X], xv);
             nm_load<T, V>(dy, o[N_DY], gv);
             for (int k = 0; k < V; k++) {
-                const W g = nm_mul((W)gv[k], (W)scale[o[N_P] + k * a.pstep]);
+                /* rounded alone: the second pass recomputes these bits */
+                const W g = udnnGpuMulRn((W)gv[k], (W)scale[o[N_P] + k * a.pstep]);
                 sg += g;
                 sgx += g * (((W)xv[k] - mean) * inv);
             }
@@ -418,7 +409,7 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_bwd(nm_bwd_args<T> a)
         nm_load<T, V>(dy, o[N_DY], gv);
         for (int k = 0; k < V; k++) {
             const W xhat = ((W)xv[k] - mean) * inv;
-            const W g = nm_mul((W)gv[k], (W)scale[o[N_P] + k * a.pstep]);
+            const W g = udnnGpuMulRn((W)gv[k], (W)scale[o[N_P] + k * a.pstep]); /* as summed */
             xv[k] = (C)(inv * ((g - mean_g) - xhat * mean_gx));
         }
         nm_store<T, V>(dx, o[N_OUT], xv);
@@ -806,7 +797,7 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
                     if (!live || tx + k * tw >= items) continue;
                     const W gw = (W)io<T>::ld(gr[i][k].v[e]);
                     xh[i][k][e] = ((W)io<T>::ld(xr[i][k].v[e]) - mean[i]) * inv[i];
-                    g[i][k][e] = nm_mul(gw, sc[(k * V + e) * tw + tx]);
+                    g[i][k][e] = udnnGpuMulRn(gw, sc[(k * V + e) * tw + tx]);
                     q[2 * i] += g[i][k][e];
                     q[2 * i + 1] += g[i][k][e] * xh[i][k][e];
                     if constexpr (FW) {

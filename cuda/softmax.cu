@@ -84,11 +84,6 @@ template <class C> __device__ __forceinline__ C sm_two_sum(C &s, C b)
     return e;
 }
 
-/* a * b rounded, never contracted into a following add (sm_add's error
- * term needs the rounded product) */
-__device__ __forceinline__ float sm_mul_rn(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ double sm_mul_rn(double a, double b) { return __dmul_rn(a, b); }
-
 template <class C> struct sm_cfg {
     int shift; /* forward ACCURATE and LOG subtract the max */
     int log;
@@ -114,7 +109,7 @@ __device__ __forceinline__ void sm_add(sm_acc<C> &a, C v0, C v1, const sm_cfg<C>
         if (f.log) {
             a.m += sm_two_sum(a.s, v1);
         } else {
-            const C p = sm_mul_rn(v1, v0);
+            const C p = udnnGpuMulRn(v1, v0); /* the error term needs its bits */
             a.m += sm_two_sum(a.s, p) + fma(v1, v0, -p);
         }
     } else if (!f.shift) {
@@ -678,8 +673,8 @@ __global__ void sm_rows_block_kernel(sm_rows a, const T *in0, const T *in1, T *o
     __shared__ sm_acc<C> slots[SM_BLOCK_SLOTS];
     for (int64_t g = blockIdx.x; g < a.groups; g += gridDim.x) {
         const int64_t base = sm_row_base(a, g);
-        const sm_fin<C> fin =
-            sm_finish<C, FWD>(sm_range_stats<T, FWD, V>(in0 + base, in1 + base, a.len, f, slots), f);
+        const sm_acc<C> acc = sm_range_stats<T, FWD, V>(in0 + base, in1 + base, a.len, f, slots);
+        const sm_fin<C> fin = sm_finish<C, FWD>(acc, f);
         sm_range_write<T, FWD, V>(in0 + base, in1 + base, out + base, a.len, fin, f);
     }
 }

@@ -128,6 +128,11 @@ __device__ __forceinline__ void udnnGpuCopyAsyncWaitPrior(void)
 #endif
 }
 
+/* a * b rounded on its own, never contracted into an fma with a following
+ * add: for code that needs the rounded product's bits or its error */
+__device__ __forceinline__ float udnnGpuMulRn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double udnnGpuMulRn(double a, double b) { return __dmul_rn(a, b); }
+
 #define udnnGpuWarpSize warpSize
 /* every lane of the warp takes part */
 #define udnnGpuShflXor(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
