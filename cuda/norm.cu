@@ -197,7 +197,6 @@ static inline int nm_small(int64_t n)
     return n < ((int64_t)1 << 31);
 }
 
-
 /* ---- team reductions --------------------------------------------------------------------- */
 
 /* Teams of TX threads (blockDim.x) per set, TY (blockDim.y) teams per
