@@ -489,7 +489,6 @@ __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const
     constexpr int FG = G::FG, L = G::L, NF = G::NF;
     const int tid = threadIdx.x, lane = tid % L;
     const uint32_t g = at.g;
-    const bool blend = a.beta != C(0);
     if (!own) {
         if (tid == 0) {
             bn_flow_wait(&a.ready[g]);
@@ -513,28 +512,31 @@ __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const
         kc[v].b = sm.kc[3 * FG + fl];
         kc[v].d = sm.kc[4 * FG + fl];
     }
+    udnn_gpu_blending(a.beta, [&](auto blending) {
+        constexpr bool BLEND = decltype(blending)::value;
 #pragma unroll
-    for (int u = 0; u < U + H; u++) {
-        const int64_t pos = at.p0 + (int64_t)u * G::STEP;
-        if (BN_KEEP_PROBE == 2 && U > BN_FLOW_LOADS) break; /* bn_keep's U only */
-        if (pos < at.p1) {
-            T *out = a.out + bn_flow_off<ROWS, W>(a, g, at.f0, pos);
-            const udnn_gpu_pack<T, W> xv = bn_pick<U>(xr, held, u, 0);
-            udnn_gpu_pack<T, W> gv;
-            if constexpr (BWD) gv = bn_pick<U>(gr, held, u, 1);
-            udnn_gpu_pack<T, W> o;
-            if (blend) o = bn_get<T, W, false>(out); /* rare: read it late */
+        for (int u = 0; u < U + H; u++) {
+            const int64_t pos = at.p0 + (int64_t)u * G::STEP;
+            if (BN_KEEP_PROBE == 2 && U > BN_FLOW_LOADS) break; /* bn_keep's U only */
+            if (pos < at.p1) {
+                T *out = a.out + bn_flow_off<ROWS, W>(a, g, at.f0, pos);
+                const udnn_gpu_pack<T, W> xv = bn_pick<U>(xr, held, u, 0);
+                udnn_gpu_pack<T, W> gv;
+                if constexpr (BWD) gv = bn_pick<U>(gr, held, u, 1);
+                udnn_gpu_pack<T, W> o;
+                if constexpr (BLEND) o = bn_get<T, W, false>(out); /* rare: read it late */
 #pragma unroll
-            for (int e = 0; e < W; e++) {
-                const bn_coef<C> &k = kc[ROWS ? e : 0];
-                const C v = bn_value<C, BWD>(k, (C)io<T>::ld(xv.v[e]),
-                                             BWD ? (C)io<T>::ld(gv.v[e]) : C(0));
-                const C old = blend ? (C)io<T>::ld(o.v[e]) : C(0);
-                o.v[e] = io<T>::st((S)udnn_gpu_scale_blend(v, a.alpha, a.beta, old));
+                for (int e = 0; e < W; e++) {
+                    const bn_coef<C> &k = kc[ROWS ? e : 0];
+                    const C v = bn_value<C, BWD>(k, (C)io<T>::ld(xv.v[e]),
+                                                 BWD ? (C)io<T>::ld(gv.v[e]) : C(0));
+                    const C old = BLEND ? (C)io<T>::ld(o.v[e]) : C(0);
+                    o.v[e] = io<T>::st((S)udnn_gpu_blend_if<BLEND>(v, a.alpha, a.beta, old));
+                }
+                bn_put<T, W>(out, o);
             }
-            bn_put<T, W>(out, o);
         }
-    }
+    });
 }
 
 /* An item's loads, then an R item's sums, or an A item's output once its
