@@ -415,16 +415,14 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
             const bool two = jv + step < nvec; /* stays below 2^31 (or 2^63): nvec + step does */
             udnn_gpu_vec<T> xv[2], gv[2], ov[2];
 #pragma unroll
-    #pragma unroll
-        for (int u = 0; u < 2; u++)
+            for (int u = 0; u < 2; u++)
                 if (u == 0 || two) {
                     xv[u] = xs[jv + u * step];
                     if (BWD) gv[u] = gs[jv + u * step];
                     if (a.beta != C(0)) ov[u] = os[jv + u * step];
                 }
 #pragma unroll
-    #pragma unroll
-        for (int u = 0; u < 2; u++)
+            for (int u = 0; u < 2; u++)
                 if (u == 0 || two) {
                     bn_apply_vec<T, BWD, false, C>(a, kc, xv[u], gv[u], ov[u]);
                     os[jv + u * step] = ov[u];
