@@ -382,31 +382,36 @@ template <class C, bool MAX> __device__ __forceinline__ C sm_op(C a, C b)
     return MAX ? fmax(a, b) : a + b;
 }
 
+/* What sm_team_reduce and sm_cols_reduce apply: op joins two values, shfl
+ * fetches a value across lane mask m. A max or a plain sum: */
+template <class C, bool MAX> struct sm_scalar_ops {
+    __device__ C op(C a, C b) const { return sm_op<C, MAX>(a, b); }
+    __device__ C shfl(C a, int m) const { return udnnGpuShflXor(a, m); }
+};
+
 /* v over each aligned team of `lanes` threads (a power of two dividing
  * blockDim.x, at most SM_TEAM_MAX), to every thread of the team, merged in
  * a fixed order: a butterfly within the warp (every lane ends with the same
  * bits), then one slot per warp in red across the team's warps. The whole
  * block calls it alike. */
-template <class X, class Op, class Shfl>
-__device__ __forceinline__ X sm_team_reduce(X v, int lanes, X *red, Op op, Shfl shfl)
+template <class X, class Ops>
+__device__ __forceinline__ X sm_team_reduce(X v, int lanes, X *red, Ops ops)
 {
     const int W = udnnGpuWarpSize;
-    for (int m = (lanes < W ? lanes : W) / 2; m > 0; m /= 2) v = op(v, shfl(v, m));
+    for (int m = (lanes < W ? lanes : W) / 2; m > 0; m /= 2) v = ops.op(v, ops.shfl(v, m));
     if (lanes <= W) return v;
     const int warp = threadIdx.x / W, per = lanes / W, first = warp - warp % per;
     __syncthreads(); /* red may still be read by the previous call */
     if (threadIdx.x % W == 0) red[warp] = v;
     __syncthreads();
     X r = red[first];
-    for (int i = 1; i < per; i++) r = op(r, red[first + i]);
+    for (int i = 1; i < per; i++) r = ops.op(r, red[first + i]);
     return r;
 }
 
 template <class C, bool MAX> __device__ __forceinline__ C sm_team_all(C v, int lanes, C *red)
 {
-    return sm_team_reduce(
-        v, lanes, red, [](C a, C b) { return sm_op<C, MAX>(a, b); },
-        [](C a, int m) { return udnnGpuShflXor(a, m); });
+    return sm_team_reduce(v, lanes, red, sm_scalar_ops<C, MAX>{});
 }
 
 /* Two partial results of a reduction: merged (forward), or added (the
@@ -434,14 +439,19 @@ __device__ __forceinline__ sm_acc<C> sm_shfl_xor(sm_acc<C> a, int m)
     return r;
 }
 
+/* The backward's sums (of T's members: sm_pairs) for sm_team_reduce and
+ * sm_cols_reduce. */
+template <class T, class C = typename io<T>::C> struct sm_sum_ops {
+    __device__ sm_acc<C> op(sm_acc<C> a, sm_acc<C> b) const { return sm_join<T, false>(a, b); }
+    __device__ sm_acc<C> shfl(sm_acc<C> a, int m) const { return sm_shfl_xor<T, false>(a, m); }
+};
+
 /* The backward's sums over each team of `lanes` threads, to every thread
  * of the team, as sm_team_all merges. */
 template <class T, class C = typename io<T>::C>
 __device__ __forceinline__ sm_acc<C> sm_team_sum(sm_acc<C> v, int lanes, sm_acc<C> *red)
 {
-    return sm_team_reduce(
-        v, lanes, red, [](sm_acc<C> a, sm_acc<C> b) { return sm_join<T, false>(a, b); },
-        [](sm_acc<C> a, int m) { return sm_shfl_xor<T, false>(a, m); });
+    return sm_team_reduce(v, lanes, red, sm_sum_ops<T>{});
 }
 
 /* Slots sm_block_reduce and sm_team_all need: one per warp of the largest
@@ -954,13 +964,13 @@ typedef struct {
  * over the lanes of the warp with that tx, then red (V * blockDim.x
  * values) across the warps, or across the rows of a tile wider than a
  * warp. The whole block calls it alike. */
-template <class X, int V, class Op, class Shfl>
-__device__ __forceinline__ void sm_cols_reduce(X (&v)[V], int ts, X *red, Op op, Shfl shfl)
+template <class X, int V, class Ops>
+__device__ __forceinline__ void sm_cols_reduce(X (&v)[V], int ts, X *red, Ops ops)
 {
     const int W = udnnGpuWarpSize;
     for (int m = ts; m < W; m *= 2)
 #pragma unroll
-        for (int i = 0; i < V; i++) v[i] = op(v[i], shfl(v[i], m));
+        for (int i = 0; i < V; i++) v[i] = ops.op(v[i], ops.shfl(v[i], m));
     const int tx = threadIdx.x & (ts - 1);
     const int row = ts < W ? threadIdx.x / W : threadIdx.x / ts;
     const int rows = ts < W ? blockDim.x / W : blockDim.x / ts;
@@ -972,7 +982,7 @@ __device__ __forceinline__ void sm_cols_reduce(X (&v)[V], int ts, X *red, Op op,
 #pragma unroll
     for (int i = 0; i < V; i++) {
         X r = red[i * rows * ts + tx];
-        for (int j = 1; j < rows; j++) r = op(r, red[(i * rows + j) * ts + tx]);
+        for (int j = 1; j < rows; j++) r = ops.op(r, red[(i * rows + j) * ts + tx]);
         v[i] = r;
     }
 }
@@ -980,9 +990,7 @@ __device__ __forceinline__ void sm_cols_reduce(X (&v)[V], int ts, X *red, Op op,
 template <class C, bool MAX, int V>
 __device__ __forceinline__ void sm_cols_all(C (&v)[V], int ts, C *red)
 {
-    sm_cols_reduce(
-        v, ts, red, [](C a, C b) { return sm_op<C, MAX>(a, b); },
-        [](C a, int m) { return udnnGpuShflXor(a, m); });
+    sm_cols_reduce(v, ts, red, sm_scalar_ops<C, MAX>{});
 }
 
 /* Vectors a thread of a column tile holds per tensor: the forward's 32
@@ -1074,9 +1082,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, sizeof(T) == 8 ? 2 : 4)
                 if (pv && ty + k * rows < c)
 #pragma unroll
                     for (int i = 0; i < V; i++) sm_add<T, false>(acc[i], x0[k][i], x1[k][i], f);
-            sm_cols_reduce(
-                acc, ts, reds, [](sm_acc<C> a, sm_acc<C> b) { return sm_join<T, false>(a, b); },
-                [](sm_acc<C> a, int m) { return sm_shfl_xor<T, false>(a, m); });
+            sm_cols_reduce(acc, ts, reds, sm_sum_ops<T>{});
 #pragma unroll
             for (int i = 0; i < V; i++) fin[i] = sm_finish<C, false>(acc[i], f);
         } else {
