@@ -78,6 +78,9 @@ static udnnStatus_t gpu_context_create(int device, void **ctx)
     c->sm_count = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
     /* enough blocks to fill every multiprocessor several times over */
     c->max_blocks = c->sm_count * 32;
+    c->shared_per_block = prop.sharedMemPerBlockOptin > prop.sharedMemPerBlock
+                              ? prop.sharedMemPerBlockOptin
+                              : prop.sharedMemPerBlock;
     e = udnnGpuMalloc(&c->scratch, UDNN_GPU_SCRATCH_BYTES);
     if (e != udnnGpuSuccess) {
         udnnGpuGetLastError();

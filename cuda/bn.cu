@@ -165,23 +165,6 @@ template <class T, class C> struct bn_reduce_args {
     C *shift;                                  /* [F], from split 0 */
 };
 
-template <class A, int K, bool BWD>
-__device__ __forceinline__ void bn_accumulate(A (&acc)[K], A x, A dy, A shift)
-{
-    const A d = x - shift;
-    if constexpr (BWD) {
-        acc[0] += dy;
-        acc[1] += dy * d;
-        if constexpr (K == 4) {
-            acc[2] += d;
-            acc[3] += d * d;
-        }
-    } else {
-        acc[0] += d;
-        acc[1] += d * d;
-    }
-}
-
 /* V members of one feature from element offset off (a 16-byte vector when
  * V > 1). */
 template <class T, class C, int V>
@@ -236,7 +219,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
             for (int u = 0; u < 2; u++)
                 if (j + u * by < j1)
                     for (int k = 0; k < V; k++)
-                        bn_accumulate<C, K, BWD>(acc, xv[u][k], gv[u][k], shift);
+                        bn_accumulate<K, BWD>(acc, xv[u][k] - shift, gv[u][k]);
         }
     }
     for (int k = 0; k < K; k++) red[k][ty * ft + tx] = acc[k];
@@ -266,18 +249,6 @@ template <class T, class C> struct bn_finalize_args {
 
 #define BN_FIN_LANES 32 /* threads adding one feature's splits */
 #define BN_FIN_ROWS 8   /* features per block */
-
-template <class C>
-__device__ __forceinline__ bn_coef<C> bn_load_coef(const C *coef, int64_t F, int64_t f)
-{
-    bn_coef<C> k;
-    k.hi = coef[f];
-    k.lo = coef[F + f];
-    k.a = coef[2 * F + f];
-    k.b = coef[3 * F + f];
-    k.d = coef[4 * F + f];
-    return k;
-}
 
 /* blockDim (BN_FIN_LANES, BN_FIN_ROWS): row ty finishes feature
  * blockIdx.x * BN_FIN_ROWS + ty, its lanes adding splits tx, tx + 32, ...
@@ -528,7 +499,7 @@ __device__ void bn_fused_stats(const bn_fused_args<T> &a, const int64_t fo[BN_SL
         bn_offsets<I, 2>(a.ms, j, mo);
         const C x = (C)io<T>::ld(a.x[fo[S_X] + mo[S_X]]);
         const C g = BWD ? (C)io<T>::ld(a.dy[fo[S_DY] + mo[S_DY]]) : C(0);
-        bn_accumulate<C, K, BWD>(acc, x, g, shift);
+        bn_accumulate<K, BWD>(acc, x - shift, g);
     }
     double q[K];
     for (int i = 0; i < K; i++) q[i] = (double)acc[i];

@@ -159,6 +159,116 @@ __device__ __forceinline__ C bn_value(const bn_coef<C> &k, C x, C dy)
     return d * k.a + k.b;
 }
 
+/* Adds one member to a channel's K sums (acc[0..K)): forward d = x -
+ * shift (sum d, sum d^2); backward dy too (sum dy, sum dy * d, and where K
+ * is 4, sum d and sum d^2). */
+template <int K, bool BWD, class S>
+__device__ __forceinline__ void bn_accumulate(S *acc, S d, S dy)
+{
+    if constexpr (BWD) {
+        acc[0] += dy;
+        acc[1] += dy * d;
+        if constexpr (K == 4) {
+            acc[2] += d;
+            acc[3] += d * d;
+        }
+    } else {
+        acc[0] += d;
+        acc[1] += d * d;
+    }
+}
+
+/* Channel f's shift for the one-launch flows' sums: its saved mean
+ * (backward, po its parameters' offset), else its first member *x0;
+ * exact in the statistics type. */
+template <bool BWD, class T>
+__device__ __forceinline__ typename bn_param<T>::P bn_shift(const bn_side<T> &s, int64_t po,
+                                                           const T *x0)
+{
+    typedef typename bn_param<T>::P P;
+    if (BWD && s.saved_mean != NULL) return s.saved_mean[po];
+    return (P)io<T>::ld(*x0);
+}
+
+/* ---- one-launch flows' accesses (bn_flow.cu, bn_rows.cu) ---------------------------------- */
+
+/* L2 hints on the flows' 16-byte accesses (1) or plain accesses (0). */
+#ifndef BN_FLOW_HINTS
+#define BN_FLOW_HINTS 1
+#endif
+
+/* A thread's sums over the members it loads: in double, or in float
+ * where FLOAT (16-bit data in bn_keep and bn_rows), added into double
+ * after. Their
+ * rounding, about 1e-7 of a thread's sum, is a ten-thousandth of the
+ * 16-bit inputs' own rounding or less, and goes either way over the
+ * thousands of threads' sums. The double conversions and adds were a
+ * seventh of bn_keep's f16 NHWC training time (H100, 64 x 256 x 56 x 56:
+ * 1139 to 1340 GB/s; backward 899 to 991). */
+template <bool FLOAT> struct bn_thread_sum_of {
+    typedef double S;
+};
+template <> struct bn_thread_sum_of<true> {
+    typedef float S;
+};
+
+/* LAST: the data's last read (evict first). */
+template <class T, int W, bool LAST>
+__device__ __forceinline__ udnn_gpu_pack<T, W> bn_get(const T *p)
+{
+#if BN_FLOW_HINTS
+    if constexpr (LAST && W * sizeof(T) == 16) {
+        const uint4 u = udnnGpuLoadLast((const uint4 *)p);
+        udnn_gpu_pack<T, W> r;
+        memcpy(&r, &u, 16);
+        return r;
+    } else {
+        return *(const udnn_gpu_pack<T, W> *)p;
+    }
+#else
+    return *(const udnn_gpu_pack<T, W> *)p;
+#endif
+}
+
+/* A store of output not read again soon (evict first). */
+template <class T, int W>
+__device__ __forceinline__ void bn_put(T *p, const udnn_gpu_pack<T, W> &v)
+{
+#if BN_FLOW_HINTS
+    if constexpr (W * sizeof(T) == 16) {
+        uint4 u;
+        memcpy(&u, &v, 16);
+        udnnGpuStoreStream((uint4 *)p, u);
+    } else {
+        *(udnn_gpu_pack<T, W> *)p = v;
+    }
+#else
+    *(udnn_gpu_pack<T, W> *)p = v;
+#endif
+}
+
+/* One pack's output at out: each element's bn_value through its
+ * channel's coefficients (kc[e], or kc[0] for every element where NK is
+ * 1), blended where BLEND (out read first). */
+template <class T, bool BWD, bool BLEND, int W, int NK, class C>
+__device__ __forceinline__ void bn_store_pack(T *out, const bn_coef<C> (&kc)[NK],
+                                              const udnn_gpu_pack<T, W> &xv,
+                                              const udnn_gpu_pack<T, W> &gv, C alpha, C beta)
+{
+    typedef typename io<T>::C S;
+    udnn_gpu_pack<T, W> o;
+    if constexpr (BLEND) o = bn_get<T, W, false>(out); /* rare: read it late */
+#pragma unroll
+    for (int e = 0; e < W; e++) {
+        const bn_coef<C> &k = kc[NK == 1 ? 0 : e];
+        const C v =
+            bn_value<C, BWD>(k, (C)io<T>::ld(xv.v[e]), BWD ? (C)io<T>::ld(gv.v[e]) : C(0));
+        const C old = BLEND ? (C)io<T>::ld(o.v[e]) : C(0);
+        o.v[e] = io<T>::st((S)udnn_gpu_blend_if<BLEND>(v, alpha, beta, old));
+    }
+    bn_put<T, W>(out, o);
+}
+
 /* A feature's coefficients into coef (5 arrays of F), as pass 3 and
  * bn_flow's apply read them. */
 template <class C>
@@ -169,6 +279,19 @@ __device__ __forceinline__ void bn_store_coef(C *coef, int64_t F, int64_t f, con
     coef[2 * F + f] = k.a;
     coef[3 * F + f] = k.b;
     coef[4 * F + f] = k.d;
+}
+
+/* A feature's coefficients from coef (bn_store_coef's layout). */
+template <class C>
+__device__ __forceinline__ bn_coef<C> bn_load_coef(const C *coef, int64_t F, int64_t f)
+{
+    bn_coef<C> k;
+    k.hi = coef[f];
+    k.lo = coef[F + f];
+    k.a = coef[2 * F + f];
+    k.b = coef[3 * F + f];
+    k.d = coef[4 * F + f];
+    return k;
 }
 
 /* ---- host side ---------------------------------------------------------------------------- */
@@ -196,6 +319,14 @@ template <class T> static bn_side<T> bn_side_of(const udnn_bn_problem *p)
     s.beta_param = p->beta_param;
     return s;
 }
+
+/* Training or backward where channels are innermost: every tensor dense
+ * in one layout with stride 1 over channels, 16-byte aligned, and F a
+ * whole number of 16-byte loads (bn_rows.cu); NOT_SUPPORTED, launching
+ * nothing, where a row needs more lanes than a block or the partials do
+ * not fit in scratch. */
+template <class T, int K, bool BWD>
+udnnStatus_t bn_rows_run(const udnn_gpu_context *c, const udnn_bn_problem *p);
 
 /* Training (K = 2, !BWD) or backward (K = 2 with saved statistics, else
  * 4) in one launch where the mode is spatial and every tensor is dense in

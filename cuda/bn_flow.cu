@@ -3,7 +3,8 @@
  * holds a group of channels on chip across a team of co-resident blocks
  * and reads x (and dy) once; bn_flow runs bn.cu's three passes as items
  * of a persistent grid, reading x (and dy) a second time from L2. bn.cu
- * calls bn_flow_run first and takes its three passes where it declines. */
+ * calls bn_flow_run first and takes its three passes where it declines;
+ * bn_flow_run hands large channels-innermost problems to bn_rows.cu. */
 #include "cuda/bn.h"
 
 /* ---- one pass: training and backward in one launch -------------------------------------- */
@@ -46,6 +47,21 @@
 #define BN_KEEP_ROWS_WIDE 0
 #endif
 
+/* Whether channels-innermost layouts take bn_rows.cu's whole-row flow
+ * first (1; 0 for comparison), and where bn_keep would run instead (16-bit
+ * data), from how many bytes of x (and dy) on: below, bn_rows' fixed cost
+ * (its two grid-wide waits) outweighs what it saves. H100, f16 NHWC,
+ * bn_keep / bn_rows in us: 32 x 2048 x 7 x 7 training 26.8 / 37.5,
+ * backward 28.8 / 38.9; 64 x 256 x 28 x 28 (26 MB) training 43.6 / 48.4,
+ * backward (51 MB) 72.0 / 63.5; 64 x 128 x 56 x 56 training (51 MB) 83.6 /
+ * 67.7. FLOAT's alternative, the three passes, was slower at every size
+ * measured (32 x 2048 x 7 x 7 training 47.5 / 41.0 us). */
+#ifndef BN_ROWS
+#define BN_ROWS 1
+#endif
+#ifndef BN_ROWS_OVER_KEEP_BYTES
+#define BN_ROWS_OVER_KEEP_BYTES ((int64_t)40 << 20)
+#endif
 /* Whether channels-innermost layouts take the one-pass flow (see bn_flow_run). */
 #ifndef BN_FLOW_ROWS
 #define BN_FLOW_ROWS 0
@@ -62,8 +78,8 @@
  * blocks per multiprocessor, and the fewest the registers must allow
  * (training: 80 registers a thread; backward, which holds dy too: 128);
  * the lag beyond a group, in items per block of the grid (the last R item
- * of a group has about twice that many tickets' time to finish it); L2
- * hints (1) or plain accesses (0). */
+ * of a group has about twice that many tickets' time to finish it) (L2
+ * hints: BN_FLOW_HINTS in bn.h). */
 #ifndef BN_FLOW_SLICE
 #define BN_FLOW_SLICE 64
 #endif
@@ -81,9 +97,6 @@
 #endif
 #ifndef BN_FLOW_LAG
 #define BN_FLOW_LAG 2
-#endif
-#ifndef BN_FLOW_HINTS
-#define BN_FLOW_HINTS 1
 #endif
 
 /* Channels of a group, W to a load. Its sums (4 at most) must not
@@ -129,54 +142,9 @@ template <class C, int FG, int K> struct bn_flow_smem {
 #ifndef BN_KEEP_PROBE
 #define BN_KEEP_PROBE 0
 #endif
-/* A thread's sums over its loads (at most U + H members a channel): in
- * double, except bn_keep's 16-bit data, whose float sums are added into
- * double after. Their rounding, about 1e-7 of a thread's sum, is a
- * ten-thousandth of the 16-bit inputs' own rounding or less, and goes
- * either way over the thousands of threads' sums. The double conversions
- * and adds were a seventh of the f16 NHWC training's time (H100, 64 x 256
- * x 56 x 56: 1139 to 1340 GB/s; backward 899 to 991). */
-template <bool FLOAT> struct bn_thread_sum_of {
-    typedef double S;
-};
-template <> struct bn_thread_sum_of<true> {
-    typedef float S;
-};
+/* A thread's sums over its loads: in float for bn_keep's 16-bit data
+ * (bn_thread_sum_of). */
 template <class T, bool KEEP> struct bn_thread_sum : bn_thread_sum_of<KEEP && sizeof(T) == 2> {};
-
-/* LAST: the data's last read (evict first). */
-template <class T, int W, bool LAST>
-__device__ __forceinline__ udnn_gpu_pack<T, W> bn_get(const T *p)
-{
-#if BN_FLOW_HINTS
-    if constexpr (LAST && W * sizeof(T) == 16) {
-        const uint4 u = udnnGpuLoadLast((const uint4 *)p);
-        udnn_gpu_pack<T, W> r;
-        memcpy(&r, &u, 16);
-        return r;
-    } else {
-        return *(const udnn_gpu_pack<T, W> *)p;
-    }
-#else
-    return *(const udnn_gpu_pack<T, W> *)p;
-#endif
-}
-
-template <class T, int W>
-__device__ __forceinline__ void bn_put(T *p, const udnn_gpu_pack<T, W> &v)
-{
-#if BN_FLOW_HINTS
-    if constexpr (W * sizeof(T) == 16) {
-        uint4 u;
-        memcpy(&u, &v, 16);
-        udnnGpuStoreStream((uint4 *)p, u);
-    } else {
-        *(udnn_gpu_pack<T, W> *)p = v;
-    }
-#else
-    *(udnn_gpu_pack<T, W> *)p = v;
-#endif
-}
 
 /* Element offset of position pos of group g (a load of channel g's runs,
  * or a row) for a thread whose first channel is f0. */
@@ -192,15 +160,12 @@ __device__ __forceinline__ int64_t bn_flow_off(const bn_flow_args<T, C> &a, int6
     }
 }
 
-/* Channel f's shift: its saved mean (backward), else its first member;
- * exact in the statistics type. */
+/* Channel f's shift (bn_shift). */
 template <bool BWD, bool ROWS, class T, class C>
 __device__ __forceinline__ typename bn_param<T>::P bn_flow_shift(const bn_flow_args<T, C> &a,
                                                                  int64_t f)
 {
-    typedef typename bn_param<T>::P P;
-    if (BWD && a.side.saved_mean != NULL) return a.side.saved_mean[f * a.pstride];
-    return (P)io<T>::ld(a.x[ROWS ? f : f * a.run]);
+    return bn_shift<BWD>(a.side, f * a.pstride, a.x + (ROWS ? f : f * a.run));
 }
 
 /* Adds v[0..NV) over the lanes of a warp that share lane % L, spreading
@@ -422,19 +387,8 @@ __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_
 #pragma unroll
         for (int e = 0; e < W; e++) {
             const int v = ROWS ? e : 0;
-            const SA d = (SA)io<T>::ld(xv.v[e]) - (SA)shift[v];
-            if constexpr (BWD) {
-                const SA dy = (SA)io<T>::ld(gv.v[e]);
-                acc[v * K] += dy;
-                acc[v * K + 1] += dy * d;
-                if constexpr (K == 4) {
-                    acc[v * K + 2] += d;
-                    acc[v * K + 3] += d * d;
-                }
-            } else {
-                acc[v * K] += d;
-                acc[v * K + 1] += d * d;
-            }
+            bn_accumulate<K, BWD>(acc + v * K, (SA)io<T>::ld(xv.v[e]) - (SA)shift[v],
+                                  BWD ? (SA)io<T>::ld(gv.v[e]) : SA(0));
         }
     }
     double sum[NV];
@@ -484,7 +438,6 @@ __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const
                                               const udnn_gpu_pack<T, W> (&gr)[BWD ? U : 1],
                                               bool own, bn_held<T, W, H> held = {})
 {
-    typedef typename io<T>::C S;
     typedef bn_flow_lanes<T, ROWS, W> G;
     constexpr int FG = G::FG, L = G::L, NF = G::NF;
     const int tid = threadIdx.x, lane = tid % L;
@@ -504,14 +457,7 @@ __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const
     if (!at.valid) return;
     bn_coef<C> kc[NF];
 #pragma unroll
-    for (int v = 0; v < NF; v++) {
-        const int fl = ROWS ? lane * W + v : 0;
-        kc[v].hi = sm.kc[fl];
-        kc[v].lo = sm.kc[FG + fl];
-        kc[v].a = sm.kc[2 * FG + fl];
-        kc[v].b = sm.kc[3 * FG + fl];
-        kc[v].d = sm.kc[4 * FG + fl];
-    }
+    for (int v = 0; v < NF; v++) kc[v] = bn_load_coef(sm.kc, FG, ROWS ? lane * W + v : 0);
     udnn_gpu_blending(a.beta, [&](auto blending) {
         constexpr bool BLEND = decltype(blending)::value;
 #pragma unroll
@@ -519,21 +465,11 @@ __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const
             const int64_t pos = at.p0 + (int64_t)u * G::STEP;
             if (BN_KEEP_PROBE == 2 && U > BN_FLOW_LOADS) break; /* bn_keep's U only */
             if (pos < at.p1) {
-                T *out = a.out + bn_flow_off<ROWS, W>(a, g, at.f0, pos);
                 const udnn_gpu_pack<T, W> xv = bn_pick<U>(xr, held, u, 0);
                 udnn_gpu_pack<T, W> gv;
                 if constexpr (BWD) gv = bn_pick<U>(gr, held, u, 1);
-                udnn_gpu_pack<T, W> o;
-                if constexpr (BLEND) o = bn_get<T, W, false>(out); /* rare: read it late */
-#pragma unroll
-                for (int e = 0; e < W; e++) {
-                    const bn_coef<C> &k = kc[ROWS ? e : 0];
-                    const C v = bn_value<C, BWD>(k, (C)io<T>::ld(xv.v[e]),
-                                                 BWD ? (C)io<T>::ld(gv.v[e]) : C(0));
-                    const C old = BLEND ? (C)io<T>::ld(o.v[e]) : C(0);
-                    o.v[e] = io<T>::st((S)udnn_gpu_blend_if<BLEND>(v, a.alpha, a.beta, old));
-                }
-                bn_put<T, W>(out, o);
+                bn_store_pack<T, BWD, BLEND>(a.out + bn_flow_off<ROWS, W>(a, g, at.f0, pos), kc,
+                                             xv, gv, a.alpha, a.beta);
             }
         }
     });
@@ -806,15 +742,21 @@ udnnStatus_t bn_flow_run(const udnn_gpu_context *c, const udnn_bn_problem *p)
     /* dense: element (o, f, i) of channel f is at (o * F + f) * run + i */
     const int64_t run = F == 1 ? total : p->x.strides[1];
     if (run == 1 && F > 1) {
-        /* channels innermost, as measured on the H100 against the three
+        /* channels innermost: bn_rows.cu's whole rows in 16-byte loads
+         * (BN_ROWS above); else, as measured on the H100 against the three
          * passes (64 x 256 x 56 x 56): bn_keep for 16-bit data (f16 NHWC
          * training 928 against 733 GB/s, backward 889 against 892), not
          * for FLOAT (training 1029 against 1188); bn_flow was slower than
          * both (f16 training 662), so only with BN_FLOW_ROWS */
         const bool keep = BN_KEEP && (BN_KEEP_ROWS_WIDE || sizeof(T) == 2);
         a.loads = a.M; /* rows of F channels */
-        if (aligned && F % V == 0)
+        if (aligned && F % V == 0) {
+            const int64_t bytes = total * (int64_t)sizeof(T) * (BWD ? 2 : 1);
+            const bool rows = BN_ROWS && (!keep || bytes >= BN_ROWS_OVER_KEEP_BYTES);
+            const udnnStatus_t st = rows ? bn_rows_run<T, K, BWD>(c, p) : UDNN_STATUS_NOT_SUPPORTED;
+            if (st != UDNN_STATUS_NOT_SUPPORTED) return st;
             return bn_flow_go<T, K, BWD, true, 16 / sizeof(T)>(c, a, keep, BN_FLOW_ROWS);
+        }
         return bn_flow_go<T, K, BWD, true, 1>(c, a, keep, BN_FLOW_ROWS);
     }
     const int w = aligned && run % V == 0 ? V : 1;

@@ -73,6 +73,10 @@ typedef __nv_bfloat162 udnnGpuBf162;
  * with them so that its data stays. */
 #define udnnGpuLoadLast(p) __ldcs(p)
 #define udnnGpuStoreStream(p, v) __stcs((p), (v))
+/* A load from L2, past L1: of data that other blocks of the running
+ * launch wrote before a fence and a count this block has seen. Unlike a
+ * volatile load it is not ordered with the thread's other loads. */
+#define udnnGpuLoadCoherent(p) __ldcg(p)
 
 /* 16 bytes from global to shared memory without passing through
  * registers (sm_80 and later; a plain copy before), and the wait for a

@@ -28,10 +28,20 @@ static const int shapes[][6] = {
     /* large (test_large): a GPU one-launch group spans several blocks, in
      * NCHW and NHWC, with 16-byte vectors of channels (C = 16) or not */
     {4, 32, 4, 32, 32, 0}, {4, 16, 16, 32, 32, 0},
+    /* rows (test_rows, NHWC, GPU backends): 12 and 13 million elements,
+     * enough for the GPU's whole-row kernel (bn_rows.cu; for 16-bit data
+     * from 40 MB of x and dy: HALF backward). C = 24 makes a row 3 (HALF)
+     * or 6 (FLOAT) threads, so that the last threads of a block hold no
+     * row; on an H100 each thread holds some of its rows in registers and
+     * shared memory and reads the rest twice. */
+    {4, 32, 24, 128, 128, 0}, {4, 32, 64, 80, 80, 0},
 };
 #define N_ALL_SHAPES ((int)(sizeof shapes / sizeof *shapes))
 #define N_LARGE 2
-#define N_SHAPES (N_ALL_SHAPES - N_LARGE) /* the small ones every test loops over */
+#define N_ROWS 2
+#define FIRST_LARGE (N_ALL_SHAPES - N_ROWS - N_LARGE)
+#define FIRST_ROWS (N_ALL_SHAPES - N_ROWS)
+#define N_SHAPES FIRST_LARGE /* the small ones every test loops over */
 
 static const double eps_default = 1e-3;
 
@@ -426,10 +436,31 @@ START_TEST(test_large)
     static const double plain[4] = {1.0, 0.0, 1.0, 0.0};
     TU_FOR_EACH_BACKEND(h, bk)
     {
-        for (int s = N_SHAPES; s < N_ALL_SHAPES; s++) {
+        for (int s = FIRST_LARGE; s < FIRST_ROWS; s++) {
             check_training(h, bk, mode, t, l, s, 1.0, 0.0);
             check_backward(h, bk, mode, t, l, s, plain);
         }
+    }
+}
+END_TEST
+
+/* Training and backward on the rows shapes, NHWC, SPATIAL, FLOAT and
+ * HALF, plain and blended; on GPU backends only (the CPU computes them
+ * as it does every other shape, and would cost CI minutes here). */
+START_TEST(test_rows)
+{
+    tu_seed_fresh();
+    const udnnDataType_t t = _i % 2 ? UDNN_DATA_HALF : UDNN_DATA_FLOAT;
+    const int blended = _i / 2;
+    static const double plain[4] = {1.0, 0.0, 1.0, 0.0}, mixed[4] = {-0.75, 0.5, 1.5, -0.25};
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
+        if (bk != UDNN_BACKEND_CPU)
+            for (int s = FIRST_ROWS; s < N_ALL_SHAPES; s++) {
+                check_training(h, bk, 1, t, TU_NHWC, s, blended ? -1.25 : 1.0,
+                               blended ? 0.5 : 0.0);
+                check_backward(h, bk, 1, t, TU_NHWC, s, blended ? mixed : plain);
+            }
     }
 }
 END_TEST
@@ -1141,6 +1172,7 @@ int main(void)
     tcase_add_loop_test(ops, test_in_place, 0, N_MODES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_finite_differences, 0, N_MODES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_large, 0, 8);
+    tcase_add_loop_test(ops, test_rows, 0, 4);
     suite_add_tcase(s, ops);
 
     TCase *bad = tcase_create("validation");
