@@ -78,8 +78,8 @@
  * blocks per multiprocessor, and the fewest the registers must allow
  * (training: 80 registers a thread; backward, which holds dy too: 128);
  * the lag beyond a group, in items per block of the grid (the last R item
- * of a group has about twice that many tickets' time to finish it) (L2
- * hints: BN_FLOW_HINTS in bn.h). */
+ * of a group has about twice that many tickets' time to finish it); L2
+ * hints: BN_FLOW_HINTS in bn.h. */
 #ifndef BN_FLOW_SLICE
 #define BN_FLOW_SLICE 64
 #endif
