@@ -426,13 +426,15 @@ START_TEST(test_backward)
 END_TEST
 
 /* Training and backward (with and without saved statistics) on the large
- * shapes, spatial modes, FLOAT and HALF. */
+ * shapes, spatial modes, FLOAT, HALF and DOUBLE (on the GPU, NHWC C = 16
+ * takes the whole-row kernel for FLOAT and DOUBLE at any size). */
 START_TEST(test_large)
 {
+    static const udnnDataType_t types[3] = {UDNN_DATA_FLOAT, UDNN_DATA_HALF, UDNN_DATA_DOUBLE};
     tu_seed_fresh();
     const int mode = 1 + _i % 2; /* SPATIAL, SPATIAL_PERSISTENT */
-    const udnnDataType_t t = (_i / 2) % 2 ? UDNN_DATA_HALF : UDNN_DATA_FLOAT;
-    const tu_layout l = _i / 4 ? TU_NHWC : TU_NCHW;
+    const udnnDataType_t t = types[(_i / 2) % 3];
+    const tu_layout l = _i / 6 ? TU_NHWC : TU_NCHW;
     static const double plain[4] = {1.0, 0.0, 1.0, 0.0};
     TU_FOR_EACH_BACKEND(h, bk)
     {
@@ -1171,7 +1173,7 @@ int main(void)
     tcase_add_loop_test(ops, test_hand_backward, 0, N_MODES * N_TYPES);
     tcase_add_loop_test(ops, test_in_place, 0, N_MODES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_finite_differences, 0, N_MODES * N_LAYOUTS);
-    tcase_add_loop_test(ops, test_large, 0, 8);
+    tcase_add_loop_test(ops, test_large, 0, 12);
     tcase_add_loop_test(ops, test_rows, 0, 4);
     suite_add_tcase(s, ops);
 
