@@ -620,18 +620,20 @@ END_TEST
 
 /* ---- in place ------------------------------------------------------------------------------- */
 
-/* y over x in both forwards; dx over dy, then over x, in backward. */
+/* y over x in both forwards; dx over dy, then over x, in backward. Two
+ * shapes: 5-D with C = 3, and 4-D with C = 16 (NHWC: 16-byte rows of
+ * channels, the GPU's whole-row kernel for FLOAT and DOUBLE). */
 START_TEST(test_in_place)
 {
     tu_seed_fresh();
     int mode = _i % N_MODES;
     tu_layout l = (tu_layout)(_i / N_MODES);
     udnnDataType_t t = tu_float_types[_i % N_TYPES];
-    static const int dims[5] = {3, 3, 2, 3, 2};
+    static const int ranks[2] = {5, 4}, dims[2][5] = {{3, 3, 2, 3, 2}, {8, 16, 6, 5, 0}};
     TU_FOR_EACH_BACKEND(h, bk)
-    {
+    for (int s = 0; s < 2; s++) {
         bn_set b;
-        bn_set_init(&b, h, bn_modes[mode], t, l, 5, dims);
+        bn_set_init(&b, h, bn_modes[mode], t, l, ranks[s], dims[s]);
         fill_inputs(&b);
         tu_fill_uniform(&b.mean, -1.0, 1.0);
         tu_fill_uniform(&b.var, 0.25, 2.0);
