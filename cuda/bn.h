@@ -296,6 +296,28 @@ __device__ __forceinline__ bn_coef<C> bn_load_coef(const C *coef, int64_t F, int
 
 /* ---- host side ---------------------------------------------------------------------------- */
 
+/* The one-launch flows' scratch, each part from a 256-byte boundary:
+ * n_counts counters, cleared in the stream for the launch that follows;
+ * the coefficients (BN_NCOEF arrays of F); n_partial doubles.
+ * NOT_SUPPORTED, clearing nothing, where they do not fit. */
+template <class C>
+static udnnStatus_t bn_scratch(const udnn_gpu_context *c, int64_t n_counts, int64_t F,
+                               int64_t n_partial, uint32_t **counts, C **coef, double **partial)
+{
+    const size_t counts_bytes = udnn_gpu_align256((size_t)n_counts * sizeof(uint32_t));
+    const size_t coef_bytes = udnn_gpu_align256((size_t)BN_NCOEF * F * sizeof(C));
+    if (counts_bytes + coef_bytes + (size_t)n_partial * sizeof(double) > c->scratch_bytes)
+        return UDNN_STATUS_NOT_SUPPORTED;
+    char *scratch = (char *)c->scratch;
+    *counts = (uint32_t *)scratch;
+    *coef = (C *)(scratch + counts_bytes);
+    *partial = (double *)(scratch + counts_bytes + coef_bytes);
+    const udnnGpuError_t e = udnnGpuMemsetAsync(scratch, 0, counts_bytes, c->stream);
+    if (e != udnnGpuSuccess)
+        return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED, "clearing batch norm's counters");
+    return UDNN_STATUS_SUCCESS;
+}
+
 template <class T> static bn_side<T> bn_side_of(const udnn_bn_problem *p)
 {
     typedef typename bn_param<T>::P P;

@@ -208,18 +208,6 @@ template <class T, bool ROWS, int W> struct bn_flow_lanes {
                          NF = ROWS ? W : 1, STEP = UDNN_GPU_BLOCK / L;
 };
 
-/* Spins until *counter reaches n. */
-__device__ __forceinline__ void bn_flow_spin(const uint32_t *counter, uint32_t n)
-{
-    while (*(const volatile uint32_t *)counter < n) {
-    }
-}
-
-__device__ __forceinline__ void bn_flow_wait(const uint32_t *flag)
-{
-    bn_flow_spin(flag, 1u);
-}
-
 /* A group's last R item: its channels' statistics and coefficients from
  * the partials (lanes of a sum adding every LP-th item, then a fixed
  * tree), then the ready flag. */
@@ -420,7 +408,7 @@ __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_
     if (tid == 0) {
         sm.last = a.S == 1 || atomicAdd(&a.done[g], 1u) == a.S - 1;
         if (KEEP && BN_KEEP_SELF && !sm.last) {
-            bn_flow_spin(&a.done[g], a.S);
+            udnn_gpu_spin_until(&a.done[g], a.S);
             __threadfence();
         }
     }
@@ -444,7 +432,7 @@ __device__ __forceinline__ void bn_flow_write(const bn_flow_args<T, C> &a, const
     const uint32_t g = at.g;
     if (!own) {
         if (tid == 0) {
-            bn_flow_wait(&a.ready[g]);
+            udnn_gpu_spin_until(&a.ready[g], 1u);
             __threadfence();
         }
         __syncthreads();
@@ -626,29 +614,6 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, BN_KEEP_MIN)
 
 /* ---- host side ---------------------------------------------------------------------------- */
 
-/* Scratch for bn_flow and bn_keep: the counters (cleared before the
- * launch), the coefficients and the partials; false where they do not
- * fit. */
-template <class T, int K, bool BWD, bool ROWS, int W>
-static bool bn_flow_scratch(const udnn_gpu_context *c,
-                            bn_flow_args<T, typename bn_acc<T, BWD>::A> &a, int64_t groups,
-                            size_t *counters)
-{
-    typedef typename bn_acc<T, BWD>::A C;
-    typedef bn_flow_lanes<T, ROWS, W> G;
-    *counters = udnn_gpu_align256((size_t)(1 + 2 * groups) * sizeof(uint32_t));
-    const size_t coef = udnn_gpu_align256((size_t)BN_NCOEF * a.F * sizeof(C));
-    const size_t partial = (size_t)a.NR * K * G::FG * sizeof(double);
-    if (*counters + coef + partial > c->scratch_bytes) return false;
-    char *scratch = (char *)c->scratch;
-    a.ticket = (uint32_t *)scratch;
-    a.done = a.ticket + 1;
-    a.ready = a.done + groups;
-    a.coef = (C *)(scratch + *counters);
-    a.partial = (double *)(scratch + *counters + coef);
-    return true;
-}
-
 /* bn_keep where `keep` and each group's items fit in the resident
  * blocks, else bn_flow where `flow`; NOT_SUPPORTED, launching nothing,
  * where neither runs, the partials do not fit in scratch or the items in
@@ -684,16 +649,16 @@ static udnnStatus_t bn_flow_go(const udnn_gpu_context *c,
     if (NR >= ((int64_t)1 << 30)) return UDNN_STATUS_NOT_SUPPORTED;
     a.S = (uint32_t)S;
     a.NR = (uint32_t)NR;
-    size_t counters;
-    if (!bn_flow_scratch<T, K, BWD, ROWS, W>(c, a, groups, &counters))
-        return UDNN_STATUS_NOT_SUPPORTED;
-    udnnGpuError_t e = udnnGpuMemsetAsync(a.ticket, 0, counters, c->stream);
-    if (e != udnnGpuSuccess)
-        return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED, "clearing batch norm's counters");
+    const udnnStatus_t st = bn_scratch(c, 1 + 2 * groups, a.F, NR * K * G::FG, &a.ticket,
+                                       &a.coef, &a.partial);
+    if (st != UDNN_STATUS_SUCCESS) return st;
+    a.done = a.ticket + 1;
+    a.ready = a.done + groups;
     if (keep) {
         const int64_t blocks = keep_grid < NR ? keep_grid : NR;
         void *args[] = {&a};
-        e = udnnGpuLaunchCooperativeKernel(bn_keep<T, K, BWD, ROWS, W>, (unsigned)blocks,
+        const udnnGpuError_t e =
+            udnnGpuLaunchCooperativeKernel(bn_keep<T, K, BWD, ROWS, W>, (unsigned)blocks,
                                            UDNN_GPU_BLOCK, args, L::SHARED, c->stream);
         if (e != udnnGpuSuccess)
             return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,

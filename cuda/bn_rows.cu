@@ -89,8 +89,7 @@ __device__ __forceinline__ void bn_rows_barrier(uint32_t *count)
     __syncthreads();
     if (threadIdx.x == 0) {
         atomicAdd(count, 1u);
-        while (*(const volatile uint32_t *)count < gridDim.x) {
-        }
+        udnn_gpu_spin_until(count, gridDim.x);
         __threadfence();
     }
     __syncthreads();
@@ -367,15 +366,6 @@ udnnStatus_t bn_rows_run(const udnn_gpu_context *c, const udnn_bn_problem *p)
     const int64_t beyond = n > Sh::U ? n - Sh::U : 0; /* positions past the registers */
     a.held = (int)(beyond < held_max ? beyond : held_max);
 
-    const size_t counts = 256;
-    const size_t coef = udnn_gpu_align256((size_t)BN_NCOEF * a.F * sizeof(C));
-    const size_t partial = (size_t)grid * K * a.F * sizeof(double);
-    if (counts + coef + partial > c->scratch_bytes) return UDNN_STATUS_NOT_SUPPORTED;
-    char *scratch = (char *)c->scratch;
-    a.count = (uint32_t *)scratch;
-    a.coef = (C *)(scratch + counts);
-    a.partial = (double *)(scratch + counts + coef);
-
     a.x = (const T *)p->x_ptr;
     a.dy = BWD ? (const T *)p->dy_ptr : NULL;
     a.out = (T *)p->out_ptr;
@@ -383,11 +373,11 @@ udnnStatus_t bn_rows_run(const udnn_gpu_context *c, const udnn_bn_problem *p)
     a.side = bn_side_of<T>(p);
     a.alpha = (C)p->alpha;
     a.beta = (C)p->beta;
-    udnnGpuError_t e = udnnGpuMemsetAsync(a.count, 0, 2 * sizeof(uint32_t), c->stream);
-    if (e != udnnGpuSuccess)
-        return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED, "clearing batch norm's counters");
+    const udnnStatus_t st = bn_scratch(c, 2, a.F, grid * K * a.F, &a.count, &a.coef, &a.partial);
+    if (st != UDNN_STATUS_SUCCESS) return st;
     void *args[] = {&a};
-    e = udnnGpuLaunchCooperativeKernel(bn_rows<T, K, BWD>, (unsigned)grid, BN_ROWS_BLOCK, args,
+    const udnnGpuError_t e =
+        udnnGpuLaunchCooperativeKernel(bn_rows<T, K, BWD>, (unsigned)grid, BN_ROWS_BLOCK, args,
                                        (size_t)a.held * Sh::HELD_BYTES, c->stream);
     if (e != udnnGpuSuccess)
         return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,

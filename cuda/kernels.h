@@ -357,6 +357,14 @@ __device__ __forceinline__ void udnn_gpu_blend_store(T *p, typename io<T>::C v,
     *p = io<T>::st(udnn_gpu_scale_blend(v, alpha, beta, old));
 }
 
+/* Spins until *count, which other blocks of the running launch raise,
+ * reaches n. The caller fences around it as its data needs. */
+__device__ __forceinline__ void udnn_gpu_spin_until(const uint32_t *count, uint32_t n)
+{
+    while (*(const volatile uint32_t *)count < n) {
+    }
+}
+
 /* bytes rounded up to 256, the alignment of regions carved from scratch. */
 static inline size_t udnn_gpu_align256(size_t bytes)
 {

@@ -913,8 +913,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
             part[item] = acc;
             __threadfence(); /* the partial before the count */
             if (atomicAdd(&count[g], 1u) != (uint32_t)S - 1u) /* the last one in waits no more */
-                while (*(const volatile uint32_t *)&count[g] < (uint32_t)S) {
-                }
+                udnn_gpu_spin_until(&count[g], (uint32_t)S);
             __threadfence(); /* the count said every partial is in: read them after it */
         }
         __syncthreads();
