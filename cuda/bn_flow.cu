@@ -130,6 +130,7 @@ template <class C, int FG, int K> struct bn_flow_smem {
     double red[UDNN_GPU_BLOCK_SUM_SLOTS * FG * K]; /* per warp, an R item's sums */
     double fin[UDNN_GPU_BLOCK];                    /* a group's finishing */
     C kc[BN_NCOEF * FG];                           /* an A item's coefficients */
+    double shift[FG];                              /* the group's shifts, read before its count */
     uint32_t ticket, last;
 };
 
@@ -210,7 +211,7 @@ template <class T, bool ROWS, int W> struct bn_flow_lanes {
 
 /* A group's last R item: its channels' statistics and coefficients from
  * the partials (lanes of a sum adding every LP-th item, then a fixed
- * tree), then the ready flag. */
+ * tree) and the shifts bn_flow_sum kept, then the ready flag. */
 template <class T, int K, bool BWD, bool ROWS, int W, class C>
 __device__ void bn_flow_finish(const bn_flow_args<T, C> &a, uint32_t g,
                                bn_flow_smem<C, bn_flow_fg<T, ROWS, W>::FG, K> &sm, bool publish)
@@ -246,7 +247,7 @@ __device__ void bn_flow_finish(const bn_flow_args<T, C> &a, uint32_t g,
     if (tid < FG && ff < a.F) {
         double q[K];
         for (int i = 0; i < K; i++) q[i] = sm.fin[(i * FG + tid) * LP];
-        const double shift = (double)bn_flow_shift<BWD, ROWS>(a, ff);
+        const double shift = sm.shift[tid];
         const int64_t po = ff * a.pstride;
         bn_side<T> side = a.side;
         if (!publish) side.running_mean = side.save_mean = side.dscale = NULL;
@@ -360,8 +361,13 @@ __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_
     typedef typename bn_thread_sum<T, KEEP>::S SA;
     SA acc[NV];
 #pragma unroll
-    for (int v = 0; v < NF; v++)
+    for (int v = 0; v < NF; v++) {
         shift[v] = at.valid ? bn_flow_shift<BWD, ROWS>(a, at.f0 + v) : 0;
+        /* for the finishing: written in place, x's first members may be
+         * output by then, where another block of the group (bn_keep) has
+         * finished and written first */
+        if (tid < L) sm.shift[tid * NF + v] = (double)shift[v];
+    }
 #pragma unroll
     for (int i = 0; i < NV; i++) acc[i] = SA(0);
 #pragma unroll

@@ -620,18 +620,23 @@ END_TEST
 
 /* ---- in place ------------------------------------------------------------------------------- */
 
-/* y over x in both forwards; dx over dy, then over x, in backward. Two
- * shapes: 5-D with C = 3, and 4-D with C = 16 (NHWC: 16-byte rows of
- * channels, the GPU's whole-row kernel for FLOAT and DOUBLE). */
+/* y over x in both forwards; dx over dy, then over x, in backward. Three
+ * shapes: 5-D with C = 3; 4-D with C = 16 (NHWC: 16-byte rows of
+ * channels, the GPU's whole-row kernel for FLOAT and DOUBLE); 4-D with
+ * many members a channel. */
 START_TEST(test_in_place)
 {
     tu_seed_fresh();
     int mode = _i % N_MODES;
     tu_layout l = (tu_layout)(_i / N_MODES);
     udnnDataType_t t = tu_float_types[_i % N_TYPES];
-    static const int ranks[2] = {5, 4}, dims[2][5] = {{3, 3, 2, 3, 2}, {8, 16, 6, 5, 0}};
+    /* the third: 131072 members a channel, so that on the GPU a channel's
+     * sums span several blocks, one of which may finish and write over x
+     * while another still reads x to finish the same channels */
+    static const int ranks[3] = {5, 4, 4},
+                     dims[3][5] = {{3, 3, 2, 3, 2}, {8, 16, 6, 5, 0}, {128, 2, 32, 32, 0}};
     TU_FOR_EACH_BACKEND(h, bk)
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < 3; s++) {
         bn_set b;
         bn_set_init(&b, h, bn_modes[mode], t, l, ranks[s], dims[s]);
         fill_inputs(&b);
