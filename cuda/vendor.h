@@ -77,6 +77,17 @@ typedef __nv_bfloat162 udnnGpuBf162;
  * launch wrote before a fence and a count this block has seen. Unlike a
  * volatile load it is not ordered with the thread's other loads. */
 #define udnnGpuLoadCoherent(p) __ldcg(p)
+/* Asks L2 to fetch the line at p and keep it over evict-first lines: data
+ * a block will load soon, fetched while it waits for other blocks. A hint
+ * only (sm_80 and later; nothing before). */
+__device__ __forceinline__ void udnnGpuPrefetchL2(const void *p)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(p));
+#else
+    (void)p;
+#endif
+}
 
 /* 16 bytes from global to shared memory without passing through
  * registers (sm_80 and later; a plain copy before), and the wait for a
