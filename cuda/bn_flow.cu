@@ -290,11 +290,12 @@ __device__ __forceinline__ bn_flow_at bn_flow_locate(const bn_flow_args<T, C> &a
 
 /* bn_keep's blocks each ask L2 for the first BN_KEEP_PREFETCH eighths of
  * their next item's loads (evict last) before they wait for their group,
- * so that memory works through the wait; where each group is a channel's
- * runs (not rows), as measured. H100, 64 x 256 x 56 x 56 f32 NCHW, in one
- * run against the kernel without: training 2198 to 2256 GB/s, backward
- * 2228 to 2304; 4 eighths 2213 / 2207, all of the item slower (1965 /
- * 1891), as was asking before its own item's loads had landed. */
+ * so that memory works through the wait: FLOAT where each group is a
+ * channel's runs (not rows), as measured. H100, 64 x 256 x 56 x 56 f32
+ * NCHW, in one run against the kernel without: training 2198 to 2256
+ * GB/s, backward 2228 to 2304; 4 eighths 2213 / 2207, the whole item
+ * slower (1965 / 1891), as was asking before the block's own loads had
+ * landed. */
 #ifndef BN_KEEP_PREFETCH
 #define BN_KEEP_PREFETCH 2
 #endif
@@ -304,18 +305,20 @@ __device__ __forceinline__ bn_flow_at bn_flow_locate(const bn_flow_args<T, C> &a
 template <class T, bool BWD, bool ROWS, int W, int N, class C>
 __device__ __forceinline__ void bn_keep_prefetch(const bn_flow_args<T, C> &a, uint32_t next)
 {
-    typedef bn_flow_lanes<T, ROWS, W> G;
-    constexpr int EVERY = 128 / (W * (int)sizeof(T)) > 0 ? 128 / (W * (int)sizeof(T)) : 1;
-    if (ROWS || BN_KEEP_PREFETCH == 0 || next >= a.NR || threadIdx.x % EVERY) return;
-    const bn_flow_at at = bn_flow_locate<T, ROWS, W>(a, next);
-    if (!at.valid) return;
+    if constexpr (!ROWS && sizeof(T) == 4 && BN_KEEP_PREFETCH > 0) {
+        typedef bn_flow_lanes<T, ROWS, W> G;
+        constexpr int EVERY = 128 / (W * (int)sizeof(T));
+        if (next >= a.NR || threadIdx.x % EVERY) return;
+        const bn_flow_at at = bn_flow_locate<T, ROWS, W>(a, next);
+        if (!at.valid) return;
 #pragma unroll
-    for (int u = 0; u < N * BN_KEEP_PREFETCH / 8; u++) {
-        const int64_t pos = at.p0 + (int64_t)u * G::STEP;
-        if (pos < at.p1) {
-            const int64_t off = bn_flow_off<ROWS, W>(a, at.g, at.f0, pos);
-            udnnGpuPrefetchL2(a.x + off);
-            if constexpr (BWD) udnnGpuPrefetchL2(a.dy + off);
+        for (int u = 0; u < N * BN_KEEP_PREFETCH / 8; u++) {
+            const int64_t pos = at.p0 + (int64_t)u * G::STEP;
+            if (pos < at.p1) {
+                const int64_t off = bn_flow_off<ROWS, W>(a, at.g, at.f0, pos);
+                udnnGpuPrefetchL2(a.x + off);
+                if constexpr (BWD) udnnGpuPrefetchL2(a.dy + off);
+            }
         }
     }
 }
