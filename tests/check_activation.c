@@ -253,22 +253,20 @@ START_TEST(test_alpha_beta)
         tu_tensor_init(&dy, h, t, 4, dims, l);
         tu_tensor_init(&dx, h, t, 4, dims, l);
         fill_x(&x, m);
-        tu_fill_uniform(&y, -1.0, 1.0);
         tu_fill_uniform(&dy, -1.0, 1.0);
-        tu_fill_uniform(&dx, -1.0, 1.0);
         double *ref = malloc((size_t)x.count * sizeof *ref);
         char what[128];
         describe(what, sizeof what, bk, m, t, l, 0);
 
-        for (int64_t i = 0; i < x.count; i++)
-            ref[i] = alpha * expect_act(m, tu_get(&x, i)) + beta * tu_get(&y, i);
+        for (int64_t i = 0; i < x.count; i++) ref[i] = expect_act(m, tu_get(&x, i));
+        tu_blend_drawn(ref, alpha, beta, &y);
         tu_ok(run_fwd(h, d, alpha, beta, &x, &y));
         tu_check_tensor(&y, ref, what);
 
         set_y_of_x(&y, &x, m);
         for (int64_t i = 0; i < x.count; i++)
-            ref[i] = alpha * expect_grad(m, tu_get(&x, i)) * tu_get(&dy, i) +
-                     beta * tu_get(&dx, i);
+            ref[i] = expect_grad(m, tu_get(&x, i)) * tu_get(&dy, i);
+        tu_blend_drawn(ref, alpha, beta, &dx);
         tu_ok(run_bwd(h, d, alpha, &y, &dy, &x, beta, &dx));
         tu_check_tensor(&dx, ref, what);
 

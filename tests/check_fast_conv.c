@@ -105,14 +105,9 @@ static void check_product(int m, int n, int k, int ta, int tb, int padded)
         for (int bl = 0; bl < 2; bl++) {
             const float alpha = (float)blends[bl][0], beta = (float)blends[bl][1];
             setenv("UDNN_CPU_ISA", isas[isa], 1);
-            if (beta == 0.0f) {
-                tu_buf_poison(&c.buf);
-                for (int64_t i = 0; i < c.count; i++) want[i] = alpha * prod[i];
-            } else {
-                tu_fill_uniform(&c, -1.0, 1.0);
-                for (int64_t i = 0; i < c.count; i++)
-                    want[i] = alpha * prod[i] + beta * tu_get(&c, i);
-            }
+            if (beta == 0.0f) tu_buf_poison(&c.buf);
+            memcpy(want, prod, sizeof(double) * m * n);
+            tu_blend_drawn(want, alpha, beta, &c);
             tu_ok(udnnMatMul(h, ta, tb, &alpha, a.desc, tu_buf_ptr(&a.buf), b.desc,
                              tu_buf_ptr(&b.buf), &beta, c.desc, tu_buf_ptr(&c.buf)));
             char what[160];

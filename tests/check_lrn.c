@@ -176,16 +176,10 @@ static void check_problem(udnnHandle_t h, udnnBackend_t be, udnnDataType_t t, tu
              prm.k, dims[1], rank);
     udnnLRNDescriptor_t ld = lrn_desc(lrn_n, prm);
     tu_fill_uniform(&x, -2.0, 2.0);
-    if (beta != 0.0) {
-        tu_fill_uniform(&y, -1.0, 1.0);
-        tu_fill_uniform(&dx, -1.0, 1.0);
-    }
     double *ref = malloc((size_t)x.count * sizeof *ref);
 
     expect_fwd(lrn_n, prm, &x, ref);
-    /* beta = 0: the poisoned (NaN) output must not count */
-    for (int64_t i = 0; i < x.count; i++)
-        ref[i] = alpha * ref[i] + (beta != 0.0 ? beta * tu_get(&y, i) : 0.0);
+    tu_blend_drawn(ref, alpha, beta, &y); /* beta = 0: y stays poisoned (NaN) */
     tu_ok(run_fwd(h, ld, alpha, &x, beta, &y));
     tu_check_tensor(&y, ref, what);
 
@@ -202,8 +196,7 @@ static void check_problem(udnnHandle_t h, udnnBackend_t be, udnnDataType_t t, tu
             break;
         tu_fill_uniform(&x, -2.0, 2.0);
     }
-    for (int64_t i = 0; i < x.count; i++)
-        ref[i] = alpha * ref[i] + (beta != 0.0 ? beta * tu_get(&dx, i) : 0.0);
+    tu_blend_drawn(ref, alpha, beta, &dx);
     tu_ok(run_bwd(h, ld, alpha, &y, &dy, &x, beta, &dx));
     tu_check_tensor(&dx, ref, what);
 

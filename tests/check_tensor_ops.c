@@ -331,12 +331,10 @@ static void add_case(udnnHandle_t h, udnnBackend_t bk, udnnDataType_t t, const s
     tu_tensor_init(&a, h, t, as->nb, as->dims, la);
     tu_tensor_init(&c, h, t, cs->nb, cs->dims, lc);
     tu_fill_uniform(&a, -2, 2);
-    if (beta != 0.0) tu_fill_uniform(&c, -2, 2); /* else c stays poisoned */
     const double alpha = 0.75;
     double *ref = alloc_ref(c.count);
-    for (int64_t i = 0; i < c.count; i++)
-        ref[i] = alpha * tu_get(&a, bcast_index(&a, &c, i)) +
-                 (beta != 0.0 ? beta * tu_get(&c, i) : 0.0);
+    for (int64_t i = 0; i < c.count; i++) ref[i] = tu_get(&a, bcast_index(&a, &c, i));
+    tu_blend_drawn(ref, alpha, beta, &c); /* beta 0: c stays poisoned */
     tu_scalar sa = tu_scalar_of(t, alpha), sb = tu_scalar_of(t, beta);
     tu_ok(udnnAddTensor(h, &sa, a.desc, ptr(&a), &sb, c.desc, ptr(&c)));
     char what[160], cw[96];
@@ -401,10 +399,9 @@ START_TEST(test_transform_tensor)
                     tu_tensor_init(&x, h, tx, sh->nb, sh->dims, layouts[lx]);
                     tu_tensor_init(&y, h, ty, sh->nb, sh->dims, layouts[ly]);
                     tu_fill_uniform(&x, -3, 3);
-                    if (b) tu_fill_uniform(&y, -3, 3);
                     double *ref = alloc_ref(y.count);
-                    for (int64_t i = 0; i < y.count; i++)
-                        ref[i] = alpha * tu_get(&x, i) + (b ? beta * tu_get(&y, i) : 0.0);
+                    for (int64_t i = 0; i < y.count; i++) ref[i] = tu_get(&x, i);
+                    tu_blend_drawn(ref, alpha, beta, &y);
                     tu_scalar sa = tu_scalar_of(ty, alpha), sb = tu_scalar_of(ty, beta);
                     tu_ok(udnnTransformTensor(h, &sa, x.desc, ptr(&x), &sb, y.desc, ptr(&y)));
                     char what[160], xw[96];
@@ -498,13 +495,11 @@ static void op_case(udnnHandle_t h, udnnBackend_t bk, udnnOpTensorOp_t op, udnnD
     tu_tensor_init(&c, h, t, cs->nb, cs->dims, lc);
     fill_operand(&a, op);
     fill_operand(&b, op);
-    if (beta != 0.0) tu_fill_uniform(&c, -2, 2);
     double *ref = alloc_ref(c.count);
-    for (int64_t i = 0; i < c.count; i++) {
-        double r = op_expect(op, op_alpha1 * tu_get(&a, i),
-                             op_alpha2 * tu_get(&b, bcast_index(&b, &c, i)));
-        ref[i] = r + (beta != 0.0 ? beta * tu_get(&c, i) : 0.0);
-    }
+    for (int64_t i = 0; i < c.count; i++)
+        ref[i] = op_expect(op, op_alpha1 * tu_get(&a, i),
+                           op_alpha2 * tu_get(&b, bcast_index(&b, &c, i)));
+    tu_blend_drawn(ref, 1.0, beta, &c);
     udnnOpTensorDescriptor_t od = mk_op(op, comp);
     tu_scalar s1 = tu_scalar_of(t, op_alpha1), s2 = tu_scalar_of(t, op_alpha2),
               sb = tu_scalar_of(t, beta);
