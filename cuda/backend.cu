@@ -119,9 +119,9 @@ static udnnStatus_t gpu_memcpy(void *ctx, void *dst, const void *src, size_t byt
                                udnnMemcpyKind_t kind)
 {
     BIND(ctx);
-    enum cudaMemcpyKind k = kind == UDNN_MEMCPY_HOST_TO_DEVICE   ? udnnGpuMemcpyHostToDevice
-                            : kind == UDNN_MEMCPY_DEVICE_TO_HOST ? udnnGpuMemcpyDeviceToHost
-                                                                 : udnnGpuMemcpyDeviceToDevice;
+    udnnGpuMemcpyKind k = kind == UDNN_MEMCPY_HOST_TO_DEVICE   ? udnnGpuMemcpyHostToDevice
+                          : kind == UDNN_MEMCPY_DEVICE_TO_HOST ? udnnGpuMemcpyDeviceToHost
+                                                               : udnnGpuMemcpyDeviceToDevice;
     GPU_TRY(udnnGpuMemcpyAsync(dst, src, bytes, k, c->stream), UDNN_STATUS_EXECUTION_FAILED,
             "copying");
     GPU_TRY(udnnGpuStreamSynchronize(c->stream), UDNN_STATUS_EXECUTION_FAILED,

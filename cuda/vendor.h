@@ -27,6 +27,7 @@ typedef struct cudaDeviceProp udnnGpuDeviceProp;
 #define udnnGpuMemcpyAsync cudaMemcpyAsync
 #define udnnGpuMemsetAsync cudaMemsetAsync
 #define udnnGpuStreamSynchronize cudaStreamSynchronize
+typedef enum cudaMemcpyKind udnnGpuMemcpyKind;
 #define udnnGpuMemcpyHostToDevice cudaMemcpyHostToDevice
 #define udnnGpuMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define udnnGpuMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
