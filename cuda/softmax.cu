@@ -30,12 +30,14 @@
  *    Longer rows, or very few rows, are cut into items of equal size
  *    (slices of a row, the head elements in the first and the tail
  *    elements in the last) that blocks of a cooperative launch of the
- *    resident blocks hold in registers (about 16 16-byte vectors of x a
- *    thread; 8 each of y and dy): a block reduces its item, leaves the
- *    partial statistics in the context's scratch memory, counts them in,
- *    waits until all of its row's are in, joins them in a fixed order
- *    (deterministic) and writes its item from its registers, so that each
- *    element is read once. Where a row needs more items than the grid
+ *    resident blocks hold in registers and shared memory (16 16-byte
+ *    loads of x a thread in registers, 8 vectors more in shared memory
+ *    where rows are few; backward 4 loads each of y and dy, 12 vectors
+ *    each more): a block reduces its item, leaves the partial statistics
+ *    in the context's scratch memory, counts them in, waits until all of
+ *    its row's are in, joins them in a fixed order (deterministic) and
+ *    writes its item from where it holds it, so that each element is read
+ *    once. Where a row needs more items than the grid
  *    holds, or scratch is too small, rows go to a block per row, or are
  *    split over several blocks whose partial statistics meet in scratch
  *    before a second kernel reads the row again and writes; those read
@@ -238,9 +240,12 @@ template <class T> __device__ __forceinline__ int sm_head(const T *p)
 template <class T, bool FWD, int V, int E, int H = 0> struct sm_held {
     typedef typename io<T>::C C;
     typedef udnn_gpu_pack<T, V> VT;
-    /* H vectors more of each tensor in shared memory, 16 bytes of values
-     * that are their own compute type (the forward keeps its exps there) */
-    static_assert(H == 0 || (sizeof(VT) == 16 && sizeof(T) == sizeof(C)), "held vectors");
+    /* H vectors more of each tensor in shared memory, 16 bytes of inputs;
+     * KEPT: the forward's exps written back over them, where the values
+     * are their own compute type (a 16-bit exp would be rounded twice:
+     * 16-bit types keep x and take its exp again for the output) */
+    static_assert(H == 0 || sizeof(VT) == 16, "held vectors");
+    static constexpr bool KEPT = FWD && sizeof(T) == sizeof(C);
     C x0[E][V], x1[E][V], h0, h1, t0, t1;
     int q0, step, qe, ho, to;
     bool hv, tv;
@@ -325,13 +330,14 @@ template <class T, bool FWD, int V, int E, int H = 0> struct sm_held {
     }
 
     /* fn(v0, v1) over the whole vectors held (the forward's changes to v0
-     * kept) */
+     * kept, in shared memory where KEPT) */
     template <class F> __device__ __forceinline__ void each_whole(F &&fn)
     {
-        over<FWD>([&](int, C(&a)[V], C(&b)[V]) { fn(a, b); });
+        over<KEPT>([&](int, C(&a)[V], C(&b)[V]) { fn(a, b); });
     }
 
-    /* fn(v0, v1) over the members held (the forward's changes to v0 kept) */
+    /* fn(v0, v1) over the members held (the forward's changes to v0 kept,
+     * as each_whole keeps them) */
     template <class F> __device__ __forceinline__ void each(F &&fn)
     {
         each_whole([&](C(&a)[V], C(&b)[V]) {
@@ -360,18 +366,26 @@ template <class T, bool FWD, int V, int E, int H = 0> struct sm_held {
     }
 
     /* value(v0, v1), blended, to the members' places in po's row (h as in
-     * load); STREAM: evict first (sm_store_vec) */
-    template <bool STREAM, class F>
-    __device__ __forceinline__ void store(T *po, int h, const sm_cfg<C> &f, F &&value)
+     * load); STREAM: evict first (sm_store_vec). redo(v0): the forward's
+     * change to v0 (each) again, for the vectors shared memory holds
+     * unchanged (not KEPT). */
+    template <bool STREAM, class F, class G>
+    __device__ __forceinline__ void store(T *po, int h, const sm_cfg<C> &f, F &&value, G &&redo)
     {
         over<false>([&](int k, C(&a)[V], C(&b)[V]) {
+            const bool again = FWD && !KEPT && k >= E;
             C r[V];
 #pragma unroll
-            for (int i = 0; i < V; i++) r[i] = value(a[i], b[i]);
+            for (int i = 0; i < V; i++) r[i] = value(again ? redo(a[i]) : a[i], b[i]);
             sm_store_vec<T, V, STREAM>(po + h + (q0 + k * step) * V, r, f);
         });
         if (hv) sm_store(po + ho, value(h0, h1), f);
         if (tv) sm_store(po + to, value(t0, t1), f);
+    }
+    template <bool STREAM, class F>
+    __device__ __forceinline__ void store(T *po, int h, const sm_cfg<C> &f, F &&value)
+    {
+        store<STREAM>(po, h, f, value, [](C v) { return v; });
     }
 };
 
@@ -782,10 +796,13 @@ __global__ void sm_rows_final_kernel(sm_rows a, const T *in0, const T *in1, T *o
 #ifndef SM_KEEP_SPREAD
 #define SM_KEEP_SPREAD 4
 #endif
-/* 16-byte vectors of FLOAT or DOUBLE rows each thread holds in shared
- * memory besides its registers (bn.cu's bn_held: fewer, larger items).
- * H100, INSTANCE 64 x 256 x 56 x 56 f32: 12 took the backward from 1789
- * to 2270 GB/s; 24 took the forward from 1783 down to 1249. */
+/* 16-byte vectors of a row each thread holds in shared memory besides its
+ * registers (bn.cu's bn_held: fewer, larger items). H100, INSTANCE 64 x
+ * 256 x 56 x 56 f32: 12 took the backward from 1789 to 2270 GB/s; 24 took
+ * the forward from 1783 down to 1249. 16-bit rows held there too (they
+ * held none before: 8 halves a vector, 2 vectors a thread in registers
+ * backward), in one run: f16 backward 876 to 2098 GB/s, bf16 864 to 2075,
+ * forward (SM_KEEP_HELD_FWD_FEW) f16 1245 to 1491, bf16 1221 to 1479. */
 #ifndef SM_KEEP_HELD_FWD
 #define SM_KEEP_HELD_FWD 0
 #endif
@@ -819,15 +836,15 @@ __global__ void sm_rows_final_kernel(sm_rows a, const T *in0, const T *in1, T *o
 #endif
 
 /* Vectors of V elements (E) a thread holds per tensor, with HELD more in
- * shared memory where the type allows, and the type of an item's partial
- * result (A: the backward's sums in double). */
+ * shared memory where they are 16-byte vectors, and the type of an item's
+ * partial result (A: the backward's sums in double). */
 template <class T, bool FWD, int V, int HELD> struct sm_keep_per {
     typedef typename io<T>::C C;
     static const int L = FWD ? SM_KEEP_LOADS_FWD : SM_KEEP_LOADS_BWD;
     static const int E = L * 16 / (V * (int)sizeof(C)) > 0 ? L * 16 / (V * (int)sizeof(C)) : 1;
     /* vectors held in shared memory besides (sm_held's H), and a block's
      * bytes of them */
-    static const int H = sizeof(udnn_gpu_pack<T, V>) == 16 && sizeof(T) == sizeof(C) ? HELD : 0;
+    static const int H = sizeof(udnn_gpu_pack<T, V>) == 16 ? HELD : 0;
     static constexpr size_t SHARED = (size_t)H * (FWD ? 1 : 2) * 16 * UDNN_GPU_BLOCK;
 };
 template <class C, bool FWD> struct sm_keep_acc {
@@ -928,13 +945,13 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
         sm_acc<A> acc;
         acc.m = A(0);
         acc.s = A(0);
-        C mt = C(0);
+        C mt = C(0), sh = C(0);
         if constexpr (FWD) {
             if (f.shift) {
                 mt = -C(INFINITY);
                 d.each([&](C &v, C &) { mt = fmax(mt, v); });
             }
-            const C sh = mt == -C(INFINITY) ? C(0) : mt;
+            sh = mt == -C(INFINITY) ? C(0) : mt;
             C s = C(0);
             d.each([&](C &v, C &) {
                 const C e = exp(v - sh);
@@ -994,9 +1011,9 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
              * 2343); a row of one term still gives 1 */
             const C log_s = f.log ? log(r.s) : C(0), c = f.log ? C(0) : exp(mt - r.m);
             const C k = c / r.s;
-            d.template store<true>(po, h, f, [&](C v, C) -> C {
-                return f.log ? (v - r.m) - log_s : v * k;
-            });
+            d.template store<true>(
+                po, h, f, [&](C v, C) -> C { return f.log ? (v - r.m) - log_s : v * k; },
+                [&](C v) -> C { return f.log ? v : exp(v - sh); });
         } else {
             const sm_fin<C> fin = sm_finish<C, false, A>(r, f);
             d.template store<true>(po, h, f, [&](C v, C d1) -> C {
