@@ -437,6 +437,46 @@ START_TEST(test_long_rows)
 }
 END_TEST
 
+/* ---- rows over many rounds --------------------------------------------------------------- */
+
+/* 80 rows of 98304 elements (INSTANCE over 24 x 64 x 64): on a GPU the
+ * one-read path splits each row among a team of blocks, each holding its
+ * item in registers and shared memory (16-bit inputs too, whose forward
+ * takes the held elements' exps again for the output); FLOAT and DOUBLE,
+ * and every backward, cut the rows into more items than the grid holds,
+ * so that blocks take a second round and ask L2 for their next item while
+ * they wait. GPU backends only: the CPU's runs are the other tests'. HALF
+ * takes LOG alone: in rows this long, y and dx of the other algos lie in
+ * half's subnormal range, whose rounding alone exceeds the tolerance (the
+ * CPU backend's results too: 1.46e-3 for FAST); BFLOAT16 takes them. */
+static const int round_dims[] = {80, 24, 64, 64};
+static const struct {
+    udnnDataType_t type;
+    udnnSoftmaxAlgorithm_t algo;
+} round_cases[] = {
+    {UDNN_DATA_FLOAT, UDNN_SOFTMAX_FAST},     {UDNN_DATA_FLOAT, UDNN_SOFTMAX_ACCURATE},
+    {UDNN_DATA_DOUBLE, UDNN_SOFTMAX_ACCURATE}, {UDNN_DATA_DOUBLE, UDNN_SOFTMAX_LOG},
+    {UDNN_DATA_HALF, UDNN_SOFTMAX_LOG},       {UDNN_DATA_BFLOAT16, UDNN_SOFTMAX_FAST},
+    {UDNN_DATA_BFLOAT16, UDNN_SOFTMAX_ACCURATE}, {UDNN_DATA_BFLOAT16, UDNN_SOFTMAX_LOG},
+};
+#define N_ROUND_CASES ((int)(sizeof round_cases / sizeof *round_cases))
+
+START_TEST(test_many_rounds)
+{
+    tu_seed_fresh();
+    const int instance = 0;
+    int algo = 0;
+    while (algos[algo] != round_cases[_i].algo) algo++;
+    ck_assert_int_eq(sm_modes[instance], UDNN_SOFTMAX_MODE_INSTANCE);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
+        if (bk != UDNN_BACKEND_CPU)
+            check_dims(h, bk, algo, instance, round_cases[_i].type, TU_NCHW, 4, round_dims,
+                       "80x24x64x64", 1.0, 0.0, fill_spread);
+    }
+}
+END_TEST
+
 /* ---- backward where y peaks ------------------------------------------------------------ */
 
 /* One member of each group at x = P, the rest at 0, with P such that the
@@ -749,6 +789,7 @@ int main(void)
     tcase_add_loop_test(ops, test_large_inputs, 0, 2 * N_TYPES);
     tcase_add_loop_test(ops, test_in_place, 0, N_ALGOS * N_MODES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_long_rows, 0, N_ALGOS * N_TYPES * 2);
+    tcase_add_loop_test(ops, test_many_rounds, 0, N_ROUND_CASES);
     tcase_add_loop_test(ops, test_finite_differences, 0, N_ALGOS * N_MODES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_peaked_backward, 0, N_LAYOUTS);
     suite_add_tcase(s, ops);
