@@ -37,11 +37,11 @@
  *    in the context's scratch memory, counts them in, waits until all of
  *    its row's are in, joins them in a fixed order (deterministic) and
  *    writes its item from where it holds it, so that each element is read
- *    once. Where a row needs more items than the grid
- *    holds, or scratch is too small, rows go to a block per row, or are
- *    split over several blocks whose partial statistics meet in scratch
- *    before a second kernel reads the row again and writes; those read
- *    16-byte vectors too.
+ *    once. Where a row needs more items than the grid holds, or scratch
+ *    is too small, rows go to a block per row, or are split over several
+ *    blocks whose partial statistics meet in scratch before a second
+ *    kernel reads the row again and writes; those read 16-byte vectors
+ *    too.
  *  - columns: CHANNEL with contiguous positions (NCHW): a block takes a
  *    tile of positions across all of C in registers: thread (tx, ty) holds
  *    a vector of adjacent positions tx (16 bytes when the positions,

@@ -442,10 +442,10 @@ END_TEST
 /* 80 rows of 98304 elements (INSTANCE over 24 x 64 x 64): on a GPU the
  * one-read path splits each row among a team of blocks, each holding its
  * item in registers and shared memory (16-bit inputs too, whose forward
- * takes the held elements' exps again for the output); FLOAT and DOUBLE,
- * and every backward, cut the rows into more items than the grid holds,
- * so that blocks take a second round and ask L2 for their next item while
- * they wait. GPU backends only: the CPU's runs are the other tests'. HALF
+ * takes the held elements' exps again for the output); on an H100, FLOAT
+ * and DOUBLE, and every backward, cut the rows into more items than the
+ * grid holds, so that blocks take a second round and ask L2 for their
+ * next item while they wait. GPU backends only: the CPU's runs are the other tests'. HALF
  * takes LOG alone: in rows this long, y and dx of the other algos lie in
  * half's subnormal range, whose rounding alone exceeds the tolerance (the
  * CPU backend's results too: 1.46e-3 for FAST); BFLOAT16 takes them. */
