@@ -211,39 +211,18 @@ template <> struct bn_thread_sum_of<true> {
     typedef float S;
 };
 
-/* LAST: the data's last read (evict first). */
+/* LAST: the data's last read (evict first, with BN_FLOW_HINTS). */
 template <class T, int W, bool LAST>
 __device__ __forceinline__ udnn_gpu_pack<T, W> bn_get(const T *p)
 {
-#if BN_FLOW_HINTS
-    if constexpr (LAST && W * sizeof(T) == 16) {
-        const uint4 u = udnnGpuLoadLast((const uint4 *)p);
-        udnn_gpu_pack<T, W> r;
-        memcpy(&r, &u, 16);
-        return r;
-    } else {
-        return *(const udnn_gpu_pack<T, W> *)p;
-    }
-#else
-    return *(const udnn_gpu_pack<T, W> *)p;
-#endif
+    return udnn_gpu_load_pack<BN_FLOW_HINTS && LAST, T, W>(p);
 }
 
-/* A store of output not read again soon (evict first). */
+/* A store of output not read again soon (evict first, with BN_FLOW_HINTS). */
 template <class T, int W>
 __device__ __forceinline__ void bn_put(T *p, const udnn_gpu_pack<T, W> &v)
 {
-#if BN_FLOW_HINTS
-    if constexpr (W * sizeof(T) == 16) {
-        uint4 u;
-        memcpy(&u, &v, 16);
-        udnnGpuStoreStream((uint4 *)p, u);
-    } else {
-        *(udnn_gpu_pack<T, W> *)p = v;
-    }
-#else
-    *(udnn_gpu_pack<T, W> *)p = v;
-#endif
+    udnn_gpu_store_pack<BN_FLOW_HINTS, T, W>(p, v);
 }
 
 /* One pack's output at out: each element's bn_value through its

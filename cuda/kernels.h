@@ -404,6 +404,35 @@ template <class T, int N> struct alignas(N * sizeof(T)) udnn_gpu_pack {
     T v[N];
 };
 
+/* The pack at p. LAST: the data's last read; a 16-byte pack then loads
+ * evict first (udnnGpuLoadLast), so that L2 keeps what a kernel rereads. */
+template <bool LAST, class T, int N>
+__device__ __forceinline__ udnn_gpu_pack<T, N> udnn_gpu_load_pack(const T *p)
+{
+    if constexpr (LAST && sizeof(udnn_gpu_pack<T, N>) == 16) {
+        const uint4 u = udnnGpuLoadLast((const uint4 *)p);
+        udnn_gpu_pack<T, N> r;
+        memcpy(&r, &u, 16);
+        return r;
+    } else {
+        return *(const udnn_gpu_pack<T, N> *)p;
+    }
+}
+
+/* Stores v at p. STREAM: output not read again soon; a 16-byte pack then
+ * stores evict first (udnnGpuStoreStream). */
+template <bool STREAM, class T, int N>
+__device__ __forceinline__ void udnn_gpu_store_pack(T *p, const udnn_gpu_pack<T, N> &v)
+{
+    if constexpr (STREAM && sizeof(udnn_gpu_pack<T, N>) == 16) {
+        uint4 u;
+        memcpy(&u, &v, 16);
+        udnnGpuStoreStream((uint4 *)p, u);
+    } else {
+        *(udnn_gpu_pack<T, N> *)p = v;
+    }
+}
+
 /* alpha * v[j] + beta * p[j] for the N elements at p, as one pack; p is
  * read (in one access) only where beta != 0. */
 template <class T, int N>

@@ -197,14 +197,7 @@ template <class T, int V> struct sm_per_lane {
 template <class T, int V, bool LAST>
 __device__ __forceinline__ udnn_gpu_pack<T, V> sm_get(const udnn_gpu_pack<T, V> *p)
 {
-    if constexpr (SM_KEEP_HINTS && LAST && V > 1 && sizeof(udnn_gpu_pack<T, V>) == 16) {
-        const uint4 u = udnnGpuLoadLast((const uint4 *)p);
-        udnn_gpu_pack<T, V> r;
-        memcpy(&r, &u, 16);
-        return r;
-    } else {
-        return *p;
-    }
+    return udnn_gpu_load_pack<SM_KEEP_HINTS && LAST, T, V>(p->v);
 }
 
 /* Stores V results r at out (a whole vector), blended; STREAM: evict
@@ -213,14 +206,8 @@ template <class T, int V, bool STREAM = false>
 __device__ __forceinline__ void sm_store_vec(T *out, const typename io<T>::C (&r)[V],
                                              const sm_cfg<typename io<T>::C> &f)
 {
-    const udnn_gpu_pack<T, V> o = udnn_gpu_blend_pack<T, V>(out, r, f.alpha, f.beta);
-    if constexpr (SM_KEEP_HINTS && STREAM && V > 1 && sizeof(udnn_gpu_pack<T, V>) == 16) {
-        uint4 u;
-        memcpy(&u, &o, 16);
-        udnnGpuStoreStream((uint4 *)out, u);
-    } else {
-        *(udnn_gpu_pack<T, V> *)out = o;
-    }
+    udnn_gpu_store_pack<SM_KEEP_HINTS && STREAM, T, V>(
+        out, udnn_gpu_blend_pack<T, V>(out, r, f.alpha, f.beta));
 }
 
 /* Elements from p to the next 16-byte boundary (p is element-aligned). */
