@@ -445,10 +445,11 @@ END_TEST
  * takes the held elements' exps again for the output); on an H100, FLOAT
  * and DOUBLE, and every backward, cut the rows into more items than the
  * grid holds, so that blocks take a second round and ask L2 for their
- * next item while they wait. GPU backends only: the CPU's runs are the other tests'. HALF
- * takes LOG alone: in rows this long, y and dx of the other algos lie in
- * half's subnormal range, whose rounding alone exceeds the tolerance (the
- * CPU backend's results too: 1.46e-3 for FAST); BFLOAT16 takes them. */
+ * next item while they wait. GPU backends only: the CPU's runs are the
+ * other tests'. HALF takes LOG alone: in rows this long, y and dx of the
+ * other algos lie in half's subnormal range, whose rounding alone exceeds
+ * the tolerance (the CPU backend's results too: 1.46e-3 for FAST);
+ * BFLOAT16 takes them. */
 static const int round_dims[] = {80, 24, 64, 64};
 static const struct {
     udnnDataType_t type;
