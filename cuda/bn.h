@@ -320,6 +320,23 @@ template <class T> static bn_side<T> bn_side_of(const udnn_bn_problem *p)
     return s;
 }
 
+/* The fields the one-launch flows' arguments (bn_flow_args, bn_rows_args)
+ * share, from the problem: the tensors, F channels of M members each, the
+ * parameters' channel stride, the side arrays and the blend. */
+template <class T, bool BWD, class A> static void bn_args_from(A &a, const udnn_bn_problem *p)
+{
+    typedef decltype(a.alpha) C;
+    a.x = (const T *)p->x_ptr;
+    a.dy = BWD ? (const T *)p->dy_ptr : NULL;
+    a.out = (T *)p->out_ptr;
+    a.F = p->x.dims[1];
+    a.M = udnn_gpu_count(&p->x) / a.F;
+    a.pstride = p->param.dims[1] > 1 ? p->param.strides[1] : 0;
+    a.side = bn_side_of<T>(p);
+    a.alpha = (C)p->alpha;
+    a.beta = (C)p->beta;
+}
+
 /* Training or backward where channels are innermost: every tensor dense
  * in one layout with stride 1 over channels, 16-byte aligned, and F a
  * whole number of 16-byte loads (bn_rows.cu); NOT_SUPPORTED, launching

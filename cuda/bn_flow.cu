@@ -735,15 +735,7 @@ udnnStatus_t bn_flow_run(const udnn_gpu_context *c, const udnn_bn_problem *p)
     if (total == 0) return UDNN_STATUS_NOT_SUPPORTED;
     bn_flow_args<T, C> a;
     memset(&a, 0, sizeof a);
-    a.x = (const T *)p->x_ptr;
-    a.dy = BWD ? (const T *)p->dy_ptr : NULL;
-    a.out = (T *)p->out_ptr;
-    a.F = F;
-    a.M = total / F;
-    a.pstride = p->param.dims[1] > 1 ? p->param.strides[1] : 0;
-    a.side = bn_side_of<T>(p);
-    a.alpha = (C)p->alpha;
-    a.beta = (C)p->beta;
+    bn_args_from<T, BWD>(a, p);
     const int V = 16 / sizeof(T);
     const bool aligned = udnn_gpu_aligned16(p->x_ptr) && udnn_gpu_aligned16(p->out_ptr) &&
                          (!BWD || udnn_gpu_aligned16(p->dy_ptr));

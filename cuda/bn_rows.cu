@@ -207,7 +207,7 @@ __device__ void bn_rows_finish(const bn_rows_args<T, K, BWD> &a, bn_rows_smem<T,
             double s = 0.0;
             for (int64_t b = lane; b < grid; b += udnnGpuWarpSize)
                 s += udnnGpuLoadCoherent(a.partial + (b * K + k) * a.F + f);
-            for (int m = 1; m < udnnGpuWarpSize; m *= 2) s += udnnGpuShflXor(s, m);
+            s = udnn_gpu_warp_sum(s);
             if (lane == 0) sm.q[warp] = s;
         }
         __syncthreads();
@@ -334,11 +334,9 @@ template <class T, int K, bool BWD>
 udnnStatus_t bn_rows_run(const udnn_gpu_context *c, const udnn_bn_problem *p)
 {
     typedef bn_rows_shape<T, K, BWD> Sh;
-    typedef typename Sh::C C;
     bn_rows_args<T, K, BWD> a;
     memset(&a, 0, sizeof a);
-    a.F = p->x.dims[1];
-    a.M = udnn_gpu_count(&p->x) / a.F;
+    bn_args_from<T, BWD>(a, p);
     const int64_t lanes = a.F / Sh::W;
     if (lanes > BN_ROWS_BLOCK) return UDNN_STATUS_NOT_SUPPORTED;
     a.lanes = (int)lanes;
@@ -366,13 +364,6 @@ udnnStatus_t bn_rows_run(const udnn_gpu_context *c, const udnn_bn_problem *p)
     const int64_t beyond = n > Sh::U ? n - Sh::U : 0; /* positions past the registers */
     a.held = (int)(beyond < held_max ? beyond : held_max);
 
-    a.x = (const T *)p->x_ptr;
-    a.dy = BWD ? (const T *)p->dy_ptr : NULL;
-    a.out = (T *)p->out_ptr;
-    a.pstride = p->param.dims[1] > 1 ? p->param.strides[1] : 0;
-    a.side = bn_side_of<T>(p);
-    a.alpha = (C)p->alpha;
-    a.beta = (C)p->beta;
     const udnnStatus_t st = bn_scratch(c, 2, a.F, grid * K * a.F, &a.count, &a.coef, &a.partial);
     if (st != UDNN_STATUS_SUCCESS) return st;
     void *args[] = {&a};

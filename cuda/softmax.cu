@@ -391,10 +391,10 @@ template <class C, bool MAX> struct sm_scalar_ops {
 };
 
 /* v over each aligned team of `lanes` threads (a power of two dividing
- * blockDim.x, at most SM_TEAM_MAX), to every thread of the team, merged in
- * a fixed order: a butterfly within the warp (every lane ends with the same
- * bits), then one slot per warp in red across the team's warps. The whole
- * block calls it alike. */
+ * blockDim.x), to every thread of the team, merged in a fixed order: a
+ * butterfly within the warp (every lane ends with the same bits), then one
+ * slot per warp in red across the team's warps. The whole block calls it
+ * alike. */
 template <class X, class Ops>
 __device__ __forceinline__ X sm_team_reduce(X v, int lanes, X *red, Ops ops)
 {
@@ -440,11 +440,11 @@ __device__ __forceinline__ sm_acc<C> sm_shfl_xor(sm_acc<C> a, int m)
     return r;
 }
 
-/* The backward's sums (of T's members: sm_pairs) for sm_team_reduce and
- * sm_cols_reduce. */
-template <class T, class C = typename io<T>::C> struct sm_sum_ops {
-    __device__ sm_acc<C> op(sm_acc<C> a, sm_acc<C> b) const { return sm_join<T, false>(a, b); }
-    __device__ sm_acc<C> shfl(sm_acc<C> a, int m) const { return sm_shfl_xor<T, false>(a, m); }
+/* sm_acc's joins for sm_team_reduce and sm_cols_reduce: the forward's
+ * merge, or the backward's sums (of T's members: sm_pairs). */
+template <class T, bool FWD, class C = typename io<T>::C> struct sm_join_ops {
+    __device__ sm_acc<C> op(sm_acc<C> a, sm_acc<C> b) const { return sm_join<T, FWD>(a, b); }
+    __device__ sm_acc<C> shfl(sm_acc<C> a, int m) const { return sm_shfl_xor<T, FWD>(a, m); }
 };
 
 /* The backward's sums over each team of `lanes` threads, to every thread
@@ -452,28 +452,20 @@ template <class T, class C = typename io<T>::C> struct sm_sum_ops {
 template <class T, class C = typename io<T>::C>
 __device__ __forceinline__ sm_acc<C> sm_team_sum(sm_acc<C> v, int lanes, sm_acc<C> *red)
 {
-    return sm_team_reduce(v, lanes, red, sm_sum_ops<T>{});
+    return sm_team_reduce(v, lanes, red, sm_join_ops<T, false>{});
 }
 
 /* Slots sm_block_reduce and sm_team_all need: one per warp of the largest
  * block on the smallest warp. */
 #define SM_BLOCK_SLOTS (1024 / 16)
 
-/* Over the block, to every thread, joined in warp order; called uniformly.
- * T: the type whose sums these are (sm_pairs), or the accumulator's. */
+/* Over the block (its size a power of two, a whole number of warps), to
+ * every thread, joined in warp order; called uniformly. T: the type whose
+ * sums these are (sm_pairs), or the accumulator's. */
 template <class T, bool FWD, class C = typename io<T>::C>
-__device__ sm_acc<C> sm_block_reduce(sm_acc<C> a, sm_acc<C> *slots)
+__device__ __forceinline__ sm_acc<C> sm_block_reduce(sm_acc<C> a, sm_acc<C> *slots)
 {
-    const int lane = threadIdx.x % udnnGpuWarpSize, warp = threadIdx.x / udnnGpuWarpSize;
-    const int warps = (blockDim.x + udnnGpuWarpSize - 1) / udnnGpuWarpSize;
-    for (int m = udnnGpuWarpSize / 2; m > 0; m /= 2)
-        a = sm_join<T, FWD>(a, sm_shfl_xor<T, FWD>(a, m));
-    __syncthreads(); /* the slots may still be read by a previous call */
-    if (lane == 0) slots[warp] = a;
-    __syncthreads();
-    sm_acc<C> r = slots[0];
-    for (int w = 1; w < warps; w++) r = sm_join<T, FWD>(r, slots[w]);
-    return r;
+    return sm_team_reduce(a, (int)blockDim.x, slots, sm_join_ops<T, FWD>{});
 }
 
 /* ---- rows: contiguous members ------------------------------------------------------- */
@@ -1142,7 +1134,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, sizeof(T) == 8 ? 2 : 4)
                 if (pv && ty + k * rows < c)
 #pragma unroll
                     for (int i = 0; i < V; i++) sm_add<T, false>(acc[i], x0[k][i], x1[k][i], f);
-            sm_cols_reduce(acc, ts, reds, sm_sum_ops<T>{});
+            sm_cols_reduce(acc, ts, reds, sm_join_ops<T, false>{});
 #pragma unroll
             for (int i = 0; i < V; i++) fin[i] = sm_finish<C, false>(acc[i], f);
         } else {
