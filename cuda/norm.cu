@@ -429,9 +429,10 @@ template <class T> struct nm_grad_args {
 };
 
 /* blockDim (FT, BY), FT * BY == UDNN_GPU_BLOCK; grid (F / FT, splits).
- * Lanes of one parameter are added in a fixed tree. The sums run in double
- * for every type: dy's terms cancel, so a float sum of a half tensor's
- * dscale missed 1e-5. */
+ * Lanes of one parameter are added in a fixed tree. The terms and sums run
+ * in double for every type: dy's terms cancel, so a float sum of a half
+ * tensor's dscale missed 1e-5, and so did float terms of a few members
+ * (four whose sum is a five-hundredth of each: 2e-5 to 4e-5). */
 template <class T, class I>
 __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
 {
@@ -463,7 +464,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
             }
 #pragma unroll
             for (int u = 0; u < 2; u++) {
-                ds += (double)(gv[u] * ((xv[u] - mv[u]) * iv[u]));
+                ds += (double)gv[u] * (((double)xv[u] - (double)mv[u]) * (double)iv[u]);
                 db += (double)gv[u];
             }
         }
@@ -724,9 +725,9 @@ nm_bwd_row_load(const nm_row_args<T> &a, int64_t set, udnn_gpu_pack<T, V> (&xr)[
  * and the stores; else they wait for the next iteration (fewer registers).
  * A thread owns COLS columns: a double dscale and dbias sum each and its
  * rows' xhat and g in the wide type. dx as nm_bwd computes it; dscale's
- * terms from the wide xhat (nm_grad's, in the compute type, for 16-bit
- * data). A row's dx is stored after its x and dy are read, so dx may be
- * either's buffer.
+ * terms from the wide xhat, except in double where rows are not whole
+ * vectors (DT, below). A row's dx is stored after its x and dy are read,
+ * so dx may be either's buffer.
  * FW (FLOAT data, long rows only): the arithmetic in float, as the 16-bit
  * types have it. nm_wide's double guards small sets, where dx is a small
  * remainder; a long row's dx is not. In double each element costs three
@@ -744,6 +745,11 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
     typedef typename nm_row_wide<T, FW>::W W;
     typedef udnn_gpu_pack<T, V> RV;
     constexpr int NV = COLS / V;
+    /* dscale's terms in double, as nm_grad's: rows of fewer than 8 columns
+     * are never whole 16-bit vectors, and over so few columns one that
+     * cancels (terms whose sum is a five-hundredth of each) fails 1e-5 by
+     * a float term's rounding alone; over 8 or more the norm holds. */
+    constexpr bool DT = V == 1;
     __shared__ W red[2 * NM_ROW_WARPS * 2 * R];
     __shared__ double fold[2 * COLS * (NM_BWD_BLOCK / 2)];
     const int tx = threadIdx.x, tw = blockDim.x, ty = threadIdx.y, th = blockDim.y;
@@ -803,7 +809,10 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
                         pds[k][e] += gw * xh[i][k][e];
                         pdb[k][e] += gw;
                     } else {
-                        ds[k][e] += (double)(gw * xh[i][k][e]);
+                        ds[k][e] += DT ? (double)gw * (((double)io<T>::ld(xr[i][k].v[e]) -
+                                                        (double)mean[i]) *
+                                                       (double)inv[i])
+                                       : (double)(gw * xh[i][k][e]);
                         db[k][e] += (double)gw;
                     }
                 }
