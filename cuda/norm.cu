@@ -550,7 +550,11 @@ __global__ void __launch_bounds__(NM_FIN_LANES *NM_FIN_ROWS) nm_grad_finish(nm_g
  * of at most NM_FW_THREADS threads (rows of 4 * NM_FW_THREADS elements at
  * most), NM_FW_MINB of them resident a multiprocessor. H100, 65536 rows of
  * 1024: 2630 GB/s (96% of copy), against 2246 in double and 2484 with 2
- * prefetched rows an iteration (4 prefetched spill). */
+ * prefetched rows an iteration (4 prefetched spill). 16-bit rows as long
+ * take FW too, 8 columns a thread (a vector) and 2 rows an iteration
+ * (rows of 8 * NM_FW_THREADS at most): f16 65536 x 1024 2014 GB/s against
+ * 1667 to 1687 with double terms each and prefetch; 4 rows spill (1054),
+ * or take 197 registers (1772). */
 #ifndef NM_FW_MIN_LEN
 #define NM_FW_MIN_LEN 256
 #endif
@@ -728,9 +732,10 @@ nm_bwd_row_load(const nm_row_args<T> &a, int64_t set, udnn_gpu_pack<T, V> (&xr)[
  * terms from the wide xhat, except in double where rows are not whole
  * vectors (DT, below). A row's dx is stored after its x and dy are read,
  * so dx may be either's buffer.
- * FW (FLOAT data, long rows only): the arithmetic in float, as the 16-bit
- * types have it. nm_wide's double guards small sets, where dx is a small
- * remainder; a long row's dx is not. In double each element costs three
+ * FW (long rows only): the arithmetic in float, as the 16-bit types have
+ * it anyway, and dscale's and dbias's terms in float partials (below).
+ * nm_wide's double guards small sets, where dx is a small remainder; a
+ * long row's dx is not. In double each element costs three
  * conversions to or from double (a quarter of the double rate) and some
  * nine double operations, all issued between a block's barriers, which
  * held up the row's bytes (FLOAT 1024-element rows: 82% of copy in
@@ -1073,10 +1078,13 @@ static int64_t nm_bwd_rows_run(const udnn_gpu_context *c, const nm_row_args<T> &
     const int64_t items = a.len / V;
     constexpr bool wide = sizeof(typename nm_wide<T>::W) == 8;
     int64_t b = 0;
-    /* FLOAT (the only 4-byte type) in float over long rows */
-    if constexpr (sizeof(T) == 4 && V > 1)
+    /* long rows in float (FW): FLOAT (the only 4-byte type) 4 columns a
+     * thread and 4 rows an iteration, the 16-bit types 8 and 2 */
+    if constexpr (sizeof(T) <= 4 && V > 1)
         if (a.len >= NM_FW_MIN_LEN) {
-            b = nm_bwd_rows_launch<T, V, 4, 4, false, true>(c, a, items, room);
+            if constexpr (sizeof(T) == 4)
+                b = nm_bwd_rows_launch<T, V, 4, 4, false, true>(c, a, items, room);
+            else b = nm_bwd_rows_launch<T, V, 8, 2, false, true>(c, a, items, room);
             if (b != 0) return b;
         }
     if constexpr (wide && V > 1) b = nm_bwd_rows_launch<T, V, 4, 2, true>(c, a, items, room);
