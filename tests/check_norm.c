@@ -564,13 +564,14 @@ END_TEST
 
 /* ---- long rows ------------------------------------------------------------------------------ */
 
-/* Rows of 512 and 1024 elements: the GPU row kernels' teams are wider than
- * a warp, a block takes several rows at a time, the last iteration is part
- * full, and 1001 rows are more than one wave of blocks takes at once, so
- * each block's dScale and dBias partial sums several iterations (FLOAT
- * rows of 256 elements or more may run the backward in float: nm_bwd_rows'
- * FW). */
-static const int long_shapes[][4] = {{2, 1001, 512}, {3, 3, 7, 1024}};
+/* Rows of 512, 1024 and 4096 elements: the GPU row kernels' teams are
+ * wider than a warp, a block takes several rows at a time, the last
+ * iteration is part full, and 1001 rows are more than one wave of blocks
+ * takes at once, so each block's dScale and dBias partial sums several
+ * iterations (rows of 256 elements or more may run the backward in float:
+ * nm_bwd_rows' FW). A 16-bit row of 4096 takes a whole block of 512
+ * threads, and 300 of them more than a wave. */
+static const int long_shapes[][4] = {{2, 1001, 512}, {3, 3, 7, 1024}, {2, 300, 4096}};
 #define N_LONG_SHAPES ((int)(sizeof long_shapes / sizeof *long_shapes))
 
 START_TEST(test_long_rows)
