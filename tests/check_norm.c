@@ -592,6 +592,30 @@ START_TEST(test_long_rows)
 }
 END_TEST
 
+/* ---- few long sets ------------------------------------------------------------------------- */
+
+/* Two sets of 32768 elements (2 x 32 x 32 x 32: layer and RMS norm over
+ * C, H and W, group norm with one group): fewer sets than a GPU has
+ * multiprocessors, each long enough that a block a set leaves most of the
+ * device idle, so a GPU backend may split a set over several blocks whose
+ * partial sums meet in scratch. */
+START_TEST(test_few_long_sets)
+{
+    tu_seed_fresh();
+    int fam = _i % N_FAMS;
+    udnnDataType_t t = tu_float_types[(_i / N_FAMS) % N_TYPES];
+    tu_layout l = (tu_layout)(_i / (N_FAMS * N_TYPES));
+    static const int dims[4] = {2, 32, 32, 32};
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
+        char what[160];
+        snprintf(what, sizeof what, "%s %s %s %s few long sets", tu_backend_name(bk),
+                 fam_names[fam], tu_dtype_name(t), tu_layout_name(l));
+        check_case(h, what, fam, fam == FAM_GROUP ? 1 : 3, t, l, 4, dims, 1e-2, 1);
+    }
+}
+END_TEST
+
 /* ---- in place ------------------------------------------------------------------------------- */
 
 /* y in x's buffer, then dx in dy's buffer and in x's buffer. */
@@ -1300,6 +1324,7 @@ int main(void)
     tcase_add_loop_test(ops, test_rms_ignores_bias, 0, N_TYPES);
     tcase_add_loop_test(ops, test_in_place, 0, N_FAMS * N_TYPES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_long_rows, 0, 2 * N_TYPES * N_LAYOUTS);
+    tcase_add_loop_test(ops, test_few_long_sets, 0, N_FAMS * N_TYPES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_norm_finite_differences, 0, 2 * N_LAYOUTS);
     tcase_add_loop_test(ops, test_groupnorm_finite_differences, 0, N_LAYOUTS);
     suite_add_tcase(s, ops);
