@@ -216,6 +216,21 @@ template <class T> __device__ __forceinline__ int sm_head(const T *p)
     return (int)(((16u - (unsigned)((uintptr_t)p & 15u)) & 15u) / (unsigned)sizeof(T));
 }
 
+/* A row of n elements at p as h head elements (up to the first 16-byte
+ * boundary, at most n) and nv whole vectors of V after them; with V == 1,
+ * no head and n vectors of one element. */
+template <class T, int V, class N>
+__device__ __forceinline__ void sm_split(const T *p, N n, N &h, N &nv)
+{
+    h = 0;
+    nv = n;
+    if (V > 1) {
+        h = (N)sm_head(p);
+        if (h > n) h = n;
+        nv = (n - h) / V;
+    }
+}
+
 /* What a lane or thread holds of a row in registers: vectors q0, q0 +
  * step, ... below qe (at most E; counted in V elements from the row's
  * first 16-byte boundary, h elements in), and where V > 1 (every tensor at
@@ -585,11 +600,9 @@ __device__ sm_acc<typename io<T>::C> sm_range_stats(const T *p0, const T *p1, in
     typedef typename io<T>::C C;
     typedef udnn_gpu_pack<T, V> VT;
     sm_acc<C> acc = sm_init(f);
-    int64_t h = 0, nv = n;
+    int64_t h, nv;
+    sm_split<T, V>(p0, n, h, nv);
     if (V > 1) {
-        h = sm_head(p0);
-        if (h > n) h = n;
-        nv = (n - h) / V;
         const int64_t tl = h + nv * V, t = threadIdx.x;
         if (t < h) sm_add<T, FWD>(acc, io<T>::ld(p0[t]), FWD ? C(0) : io<T>::ld(p1[t]), f);
         if (t < n - tl)
@@ -626,11 +639,9 @@ __device__ void sm_range_write(const T *p0, const T *p1, T *po, int64_t n,
 {
     typedef typename io<T>::C C;
     typedef udnn_gpu_pack<T, V> VT;
-    int64_t h = 0, nv = n;
+    int64_t h, nv;
+    sm_split<T, V>(p0, n, h, nv);
     if (V > 1) {
-        h = sm_head(p0);
-        if (h > n) h = n;
-        nv = (n - h) / V;
         const int64_t tl = h + nv * V, t = threadIdx.x;
         if (t < h)
             sm_store(po + t,
@@ -850,13 +861,7 @@ __device__ __forceinline__ sm_keep_at sm_keep_locate(const sm_rows &a, const T *
     at.g = item / S;
     at.k = (int)(item - at.g * S);
     at.base = sm_row_base(a, at.g);
-    at.h = 0;
-    at.nv = len;
-    if (V > 1) {
-        at.h = sm_head(in0 + at.base);
-        if (at.h > len) at.h = len;
-        at.nv = (len - at.h) / V;
-    }
+    sm_split<T, V>(in0 + at.base, len, at.h, at.nv);
     at.lo = at.k * chunk;
     /* a row with a head may have a vector less */
     at.qe = at.nv - at.lo < chunk ? at.nv : at.lo + chunk;
