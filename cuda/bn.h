@@ -201,9 +201,9 @@ __device__ __forceinline__ typename bn_param<T>::P bn_shift(const bn_side<T> &s,
  * where FLOAT (16-bit data in bn_keep and bn_rows), added into double
  * after. Their rounding, about 1e-7 of a thread's sum, is a
  * ten-thousandth of the 16-bit inputs' own rounding or less, and goes
- * either way over the thousands of threads' sums. The double conversions and adds were a
- * seventh of bn_keep's f16 NHWC training time (H100, 64 x 256 x 56 x 56:
- * 1139 to 1340 GB/s; backward 899 to 991). */
+ * either way over the thousands of threads' sums. The double conversions
+ * and adds were a seventh of bn_keep's f16 NHWC training time (H100, 64 x
+ * 256 x 56 x 56: 1139 to 1340 GB/s; backward 899 to 991). */
 template <bool FLOAT> struct bn_thread_sum_of {
     typedef double S;
 };

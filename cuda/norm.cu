@@ -428,6 +428,14 @@ template <class T> struct nm_grad_args {
     P *dscale, *dbias;   /* dbias nullable */
 };
 
+/* One term of dscale, dy * xhat, in double whatever the data's type: a
+ * few terms that cancel leave their sum's rounding far above a float
+ * term's (see nm_grad). */
+__device__ __forceinline__ double nm_dscale_term(double dy, double x, double mean, double inv)
+{
+    return dy * ((x - mean) * inv);
+}
+
 /* blockDim (FT, BY), FT * BY == UDNN_GPU_BLOCK; grid (F / FT, splits).
  * Lanes of one parameter are added in a fixed tree. The terms and sums run
  * in double for every type: dy's terms cancel, so a float sum of a half
@@ -464,7 +472,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
             }
 #pragma unroll
             for (int u = 0; u < 2; u++) {
-                ds += (double)gv[u] * (((double)xv[u] - (double)mv[u]) * (double)iv[u]);
+                ds += nm_dscale_term(gv[u], xv[u], mv[u], iv[u]);
                 db += (double)gv[u];
             }
         }
@@ -814,9 +822,8 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
                         pds[k][e] += gw * xh[i][k][e];
                         pdb[k][e] += gw;
                     } else {
-                        ds[k][e] += DT ? (double)gw * (((double)io<T>::ld(xr[i][k].v[e]) -
-                                                        (double)mean[i]) *
-                                                       (double)inv[i])
+                        ds[k][e] += DT ? nm_dscale_term(gw, io<T>::ld(xr[i][k].v[e]), mean[i],
+                                                        inv[i])
                                        : (double)(gw * xh[i][k][e]);
                         db[k][e] += (double)gw;
                     }
