@@ -237,6 +237,8 @@ template <class T> struct nm_fwd_args {
     T *y;
     const P *scale, *bias; /* bias nullable */
     P *save_mean, *save_inv; /* nullable */
+    int64_t chunks, chunk;   /* split sets: ranges a set, items a range */
+    double *partial;         /* split sets: [sets][chunks][2] */
 };
 
 /* Statistics of one set, the same in every thread of its team: hi + lo is
@@ -279,69 +281,176 @@ __device__ __forceinline__ void nm_store(T *p, int64_t off, const typename io<T>
     }
 }
 
+/* A set's shifted sums over items lo, lo + tw, ... below hi (the
+ * calling thread's share); sums in double for every type: a mean near 0
+ * is a small remainder of them, yet saved to the tolerance of FLOAT
+ * statistics (HALF and BFLOAT16 data's too). */
 template <class T, class I, int V>
-__global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd(nm_fwd_args<T> a)
+__device__ __forceinline__ void nm_fwd_sums(const nm_fwd_args<T> &a, const T *x, double shift,
+                                            I lo, I hi, double &s1, double &s2)
+{
+    typedef typename io<T>::C C;
+#pragma unroll 4
+    for (I j = lo + (I)threadIdx.x; j < hi; j += (I)blockDim.x) {
+        int64_t o[1];
+        nm_elem<I, 1, V>(a.inner, j, o);
+        C v[V];
+        nm_load<T, V>(x, o[N_X], v);
+        for (int k = 0; k < V; k++) {
+            const double d = (double)v[k] - shift;
+            s1 += d;
+            s2 += d * d;
+        }
+    }
+}
+
+/* The set's statistics from its sums; thread 0 saves them where `save`. */
+template <class T>
+__device__ __forceinline__ nm_stats<typename io<T>::C>
+nm_fwd_finish(const nm_fwd_args<T> &a, double s1, double s2, double shift, int64_t st, bool save)
 {
     typedef typename io<T>::C C;
     typedef typename nm_param<T>::P P;
-    /* sums in double for every type: a mean near 0 is a small remainder
-     * of them, yet saved to the tolerance of FLOAT statistics (HALF and
-     * BFLOAT16 data's too) */
-    typedef double S;
-    __shared__ S red[NM_RED_SLOTS];
-    const int tx = threadIdx.x, tw = blockDim.x;
-    const int64_t set = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
-    const bool live = set < a.nsets;
-    const I items = (I)a.inner.size;
-    int64_t so[NM_SLOTS];
-    nm_offsets<I, NM_SLOTS>(a.sets, (I)(live ? set : 0), so);
-    const T *x = a.x + so[N_X];
-    /* shifted sums: a mean far from 0 cancels nothing */
-    const S shift = live && !a.rms ? (S)io<T>::ld(x[0]) : S(0);
-    S s1 = S(0), s2 = S(0);
-    if (live) {
-#pragma unroll 4
-        for (I j = tx; j < items; j += tw) {
-            int64_t o[1];
-            nm_elem<I, 1, V>(a.inner, j, o);
-            C v[V];
-            nm_load<T, V>(x, o[N_X], v);
-            for (int k = 0; k < V; k++) {
-                const S d = (S)v[k] - shift;
-                s1 += d;
-                s2 += d * d;
-            }
-        }
-    }
-    s1 = nm_team_sum(s1, red);
-    s2 = nm_team_sum(s2, red);
-    if (!live) return;
-    const double n = (double)a.size, dm = a.rms ? 0.0 : (double)s1 / n;
-    const double mean = a.rms ? 0.0 : (double)shift + dm;
-    double var = (double)s2 / n - dm * dm;
+    const double n = (double)a.size, dm = a.rms ? 0.0 : s1 / n;
+    const double mean = a.rms ? 0.0 : shift + dm;
+    double var = s2 / n - dm * dm;
     if (var < 0.0) var = 0.0; /* rounding only; NaN stays NaN */
     const double inv = 1.0 / sqrt(var + a.eps);
-    if (tx == 0) {
-        if (a.save_mean != NULL) a.save_mean[so[N_ST]] = (P)mean;
-        if (a.save_inv != NULL) a.save_inv[so[N_ST]] = (P)inv;
+    if (save && threadIdx.x == 0) {
+        if (a.save_mean != NULL) a.save_mean[st] = (P)mean;
+        if (a.save_inv != NULL) a.save_inv[st] = (P)inv;
     }
-    const C hi = (C)mean, lo = (C)(mean - (double)hi), invc = (C)inv;
+    nm_stats<C> r;
+    r.hi = (C)mean;
+    r.lo = (C)(mean - (double)r.hi);
+    r.inv = (C)inv;
+    return r;
+}
+
+/* y over items lo, lo + tw, ... below hi of the set at so. */
+template <class T, class I, int V>
+__device__ __forceinline__ void nm_fwd_write(const nm_fwd_args<T> &a, const int64_t (&so)[NM_SLOTS],
+                                             nm_stats<typename io<T>::C> f, I lo, I hi)
+{
+    typedef typename io<T>::C C;
+    typedef typename nm_param<T>::P P;
+    const T *x = a.x + so[N_X];
     const P *scale = a.scale + so[N_P], *bias = a.bias != NULL ? a.bias + so[N_P] : NULL;
     T *y = a.y + so[N_OUT];
 #pragma unroll 2
-    for (I j = tx; j < items; j += tw) {
+    for (I j = lo + (I)threadIdx.x; j < hi; j += (I)blockDim.x) {
         int64_t o[4];
         nm_elem<I, 4, V>(a.inner, j, o);
         C v[V];
         nm_load<T, V>(x, o[N_X], v);
         for (int k = 0; k < V; k++) {
             const int64_t po = o[N_P] + k * a.pstep;
-            const C xhat = ((v[k] - hi) - lo) * invc;
+            const C xhat = ((v[k] - f.hi) - f.lo) * f.inv;
             v[k] = xhat * (C)scale[po];
             if (bias != NULL) v[k] += (C)bias[po];
         }
         nm_store<T, V>(y, o[N_OUT], v);
     }
+}
+
+/* A set's shift: its first element (0 for RMS); a mean far from 0 then
+ * cancels nothing. */
+template <class T>
+__device__ __forceinline__ double nm_fwd_shift(const nm_fwd_args<T> &a, const T *x)
+{
+    return a.rms ? 0.0 : (double)io<T>::ld(x[0]);
+}
+
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd(nm_fwd_args<T> a)
+{
+    __shared__ double red[NM_RED_SLOTS];
+    const int64_t set = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
+    const bool live = set < a.nsets;
+    const I items = (I)a.inner.size;
+    int64_t so[NM_SLOTS];
+    nm_offsets<I, NM_SLOTS>(a.sets, (I)(live ? set : 0), so);
+    const double shift = live ? nm_fwd_shift(a, a.x + so[N_X]) : 0.0;
+    double s1 = 0.0, s2 = 0.0;
+    if (live) nm_fwd_sums<T, I, V>(a, a.x + so[N_X], shift, I(0), items, s1, s2);
+    s1 = nm_team_sum(s1, red);
+    s2 = nm_team_sum(s2, red);
+    if (!live) return;
+    nm_fwd_write<T, I, V>(a, so, nm_fwd_finish(a, s1, s2, shift, so[N_ST], true), I(0), items);
+}
+
+/* Block b's share of a set split in a.chunks ranges of a.chunk items
+ * (nm_split_chunks): its set, range k of the set's items, [lo, hi) (empty
+ * past the end), and the set's offsets. A is nm_fwd_args or nm_bwd_args. */
+template <class I> struct nm_part {
+    int64_t set, k;
+    I lo, hi;
+    int64_t so[NM_SLOTS];
+};
+
+template <class I, class A> __device__ __forceinline__ nm_part<I> nm_part_of(const A &a, int64_t b)
+{
+    nm_part<I> r;
+    r.set = b / a.chunks;
+    r.k = b - r.set * a.chunks;
+    const int64_t items = a.inner.size, l = r.k * a.chunk < items ? r.k * a.chunk : items;
+    r.lo = (I)l;
+    r.hi = (I)(items - l < a.chunk ? items : l + a.chunk);
+    nm_offsets<I, NM_SLOTS>(a.sets, (I)r.set, r.so);
+    return r;
+}
+
+/* Thread 0 puts block b's two team sums in partial[b][2]. */
+__device__ __forceinline__ void nm_put_part(double *partial, int64_t b, double s1, double s2)
+{
+    if (threadIdx.x == 0) {
+        partial[2 * b] = s1;
+        partial[2 * b + 1] = s2;
+    }
+}
+
+/* A split set's two sums: its ranges' partials joined in range order, so
+ * that every block of the set gets the same bits. */
+__device__ __forceinline__ void nm_join_parts(const double *partial, int64_t set, int64_t chunks,
+                                              double &s1, double &s2)
+{
+    const double *p = partial + 2 * set * chunks;
+    s1 = s2 = 0.0;
+    for (int64_t i = 0; i < chunks; i++) {
+        s1 += p[2 * i];
+        s2 += p[2 * i + 1];
+    }
+}
+
+/* Few long sets (nm_split_chunks): each set's items split into a.chunks
+ * ranges of a.chunk, a block of one team each, in two launches.
+ * nm_fwd_part: block b = set * chunks + k sums range k of its set into
+ * a.partial[b][2]. */
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_part(nm_fwd_args<T> a)
+{
+    __shared__ double red[NM_RED_SLOTS];
+    const nm_part<I> p = nm_part_of<I>(a, blockIdx.x);
+    const T *x = a.x + p.so[N_X];
+    double s1 = 0.0, s2 = 0.0;
+    nm_fwd_sums<T, I, V>(a, x, nm_fwd_shift(a, x), p.lo, p.hi, s1, s2);
+    s1 = nm_team_sum(s1, red);
+    s2 = nm_team_sum(s2, red);
+    nm_put_part(a.partial, blockIdx.x, s1, s2);
+}
+
+/* nm_fwd_split: each block joins its set's partials in range order (every
+ * thread alike), then writes its range; blocks run last range first, so
+ * that what nm_fwd_part read last is still in L2. */
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_split(nm_fwd_args<T> a)
+{
+    const nm_part<I> p = nm_part_of<I>(a, (int64_t)gridDim.x - 1 - blockIdx.x);
+    double s1, s2;
+    nm_join_parts(a.partial, p.set, a.chunks, s1, s2);
+    const double shift = nm_fwd_shift(a, a.x + p.so[N_X]);
+    nm_fwd_write<T, I, V>(a, p.so, nm_fwd_finish(a, s1, s2, shift, p.so[N_ST], p.k == 0), p.lo,
+                          p.hi);
 }
 
 /* ---- backward: dx ---------------------------------------------------------------------------- */
@@ -354,65 +463,130 @@ template <class T> struct nm_bwd_args {
     const T *x, *dy;
     T *dx;
     const P *scale;
-    const P *mean, *inv; /* mean NULL for RMS */
+    const P *mean, *inv;   /* mean NULL for RMS */
+    int64_t chunks, chunk; /* split sets, as nm_fwd_args */
+    double *partial;
 };
 
 /* With g = dy * scale and xhat = (x - mean) * inv over the set:
  * layer and group: dx = inv * (g - mean(g) - xhat * mean(g * xhat));
- * RMS:             dx = inv * (g - xhat * mean(g * xhat)). */
+ * RMS:             dx = inv * (g - xhat * mean(g * xhat)).
+ * The set at so: its mean and inv (W, nm_wide's type). */
+template <class W> struct nm_bwd_set {
+    W mean, inv;
+};
+
+template <class T>
+__device__ __forceinline__ nm_bwd_set<typename nm_wide<T>::W>
+nm_bwd_set_of(const nm_bwd_args<T> &a, const int64_t (&so)[NM_SLOTS])
+{
+    typedef typename nm_wide<T>::W W;
+    nm_bwd_set<W> r;
+    r.mean = a.mean != NULL ? (W)a.mean[so[N_ST]] : W(0);
+    r.inv = (W)a.inv[so[N_ST]];
+    return r;
+}
+
+/* The calling thread's share of sum g and sum g * xhat over items lo, lo
+ * + tw, ... below hi. */
 template <class T, class I, int V>
-__global__ void __launch_bounds__(NM_MAX_TEAM) nm_bwd(nm_bwd_args<T> a)
+__device__ __forceinline__ void nm_bwd_sums(const nm_bwd_args<T> &a, const int64_t (&so)[NM_SLOTS],
+                                            nm_bwd_set<typename nm_wide<T>::W> st, I lo, I hi,
+                                            typename nm_wide<T>::W &sg,
+                                            typename nm_wide<T>::W &sgx)
 {
     typedef typename nm_wide<T>::W W;
     typedef typename io<T>::C C;
-    __shared__ W red[NM_RED_SLOTS];
-    const int tx = threadIdx.x, tw = blockDim.x;
-    const int64_t set = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
-    const bool live = set < a.nsets;
-    const I items = (I)a.inner.size;
-    int64_t so[NM_SLOTS];
-    nm_offsets<I, NM_SLOTS>(a.sets, (I)(live ? set : 0), so);
     const T *x = a.x + so[N_X], *dy = a.dy + so[N_DY];
     const typename nm_param<T>::P *scale = a.scale + so[N_P];
-    const W mean = live && a.mean != NULL ? (W)a.mean[so[N_ST]] : W(0);
-    const W inv = live ? (W)a.inv[so[N_ST]] : W(0);
-    W sg = W(0), sgx = W(0);
-    if (live) {
 #pragma unroll 2
-        for (I j = tx; j < items; j += tw) {
-            int64_t o[4];
-            nm_elem<I, 4, V>(a.inner, j, o);
-            C xv[V], gv[V];
-            nm_load<T, V>(x, o[N_X], xv);
-            nm_load<T, V>(dy, o[N_DY], gv);
-            for (int k = 0; k < V; k++) {
-                /* rounded alone: the second pass recomputes these bits */
-                const W g = udnnGpuMulRn((W)gv[k], (W)scale[o[N_P] + k * a.pstep]);
-                sg += g;
-                sgx += g * (((W)xv[k] - mean) * inv);
-            }
-        }
-    }
-    sg = nm_team_sum(sg, red);
-    sgx = nm_team_sum(sgx, red);
-    if (!live) return;
-    const double n = (double)a.size;
-    const W mean_g = a.rms ? W(0) : (W)((double)sg / n), mean_gx = (W)((double)sgx / n);
-    T *dx = a.dx + so[N_OUT];
-#pragma unroll 2
-    for (I j = tx; j < items; j += tw) {
+    for (I j = lo + (I)threadIdx.x; j < hi; j += (I)blockDim.x) {
         int64_t o[4];
         nm_elem<I, 4, V>(a.inner, j, o);
         C xv[V], gv[V];
         nm_load<T, V>(x, o[N_X], xv);
         nm_load<T, V>(dy, o[N_DY], gv);
         for (int k = 0; k < V; k++) {
-            const W xhat = ((W)xv[k] - mean) * inv;
+            /* rounded alone: the second pass recomputes these bits */
+            const W g = udnnGpuMulRn((W)gv[k], (W)scale[o[N_P] + k * a.pstep]);
+            sg += g;
+            sgx += g * (((W)xv[k] - st.mean) * st.inv);
+        }
+    }
+}
+
+/* dx over items lo, lo + tw, ... below hi, from the set's sums. */
+template <class T, class I, int V>
+__device__ __forceinline__ void nm_bwd_write(const nm_bwd_args<T> &a, const int64_t (&so)[NM_SLOTS],
+                                             nm_bwd_set<typename nm_wide<T>::W> st, double sg,
+                                             double sgx, I lo, I hi)
+{
+    typedef typename nm_wide<T>::W W;
+    typedef typename io<T>::C C;
+    const T *x = a.x + so[N_X], *dy = a.dy + so[N_DY];
+    const typename nm_param<T>::P *scale = a.scale + so[N_P];
+    const double n = (double)a.size;
+    const W mean_g = a.rms ? W(0) : (W)(sg / n), mean_gx = (W)(sgx / n);
+    T *dx = a.dx + so[N_OUT];
+#pragma unroll 2
+    for (I j = lo + (I)threadIdx.x; j < hi; j += (I)blockDim.x) {
+        int64_t o[4];
+        nm_elem<I, 4, V>(a.inner, j, o);
+        C xv[V], gv[V];
+        nm_load<T, V>(x, o[N_X], xv);
+        nm_load<T, V>(dy, o[N_DY], gv);
+        for (int k = 0; k < V; k++) {
+            const W xhat = ((W)xv[k] - st.mean) * st.inv;
             const W g = udnnGpuMulRn((W)gv[k], (W)scale[o[N_P] + k * a.pstep]); /* as summed */
-            xv[k] = (C)(inv * ((g - mean_g) - xhat * mean_gx));
+            xv[k] = (C)(st.inv * ((g - mean_g) - xhat * mean_gx));
         }
         nm_store<T, V>(dx, o[N_OUT], xv);
     }
+}
+
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_MAX_TEAM) nm_bwd(nm_bwd_args<T> a)
+{
+    typedef typename nm_wide<T>::W W;
+    __shared__ W red[NM_RED_SLOTS];
+    const int64_t set = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
+    const bool live = set < a.nsets;
+    const I items = (I)a.inner.size;
+    int64_t so[NM_SLOTS];
+    nm_offsets<I, NM_SLOTS>(a.sets, (I)(live ? set : 0), so);
+    nm_bwd_set<W> st = {W(0), W(0)};
+    if (live) st = nm_bwd_set_of<T>(a, so);
+    W sg = W(0), sgx = W(0);
+    if (live) nm_bwd_sums<T, I, V>(a, so, st, I(0), items, sg, sgx);
+    sg = nm_team_sum(sg, red);
+    sgx = nm_team_sum(sgx, red);
+    if (!live) return;
+    nm_bwd_write<T, I, V>(a, so, st, (double)sg, (double)sgx, I(0), items);
+}
+
+/* Few long sets, as nm_fwd_part and nm_fwd_split: the sums of range k of
+ * a set into a.partial[set * chunks + k][2] (in double), then dx by range,
+ * last range first. */
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_MAX_TEAM) nm_bwd_part(nm_bwd_args<T> a)
+{
+    typedef typename nm_wide<T>::W W;
+    __shared__ W red[NM_RED_SLOTS];
+    const nm_part<I> p = nm_part_of<I>(a, blockIdx.x);
+    W sg = W(0), sgx = W(0);
+    nm_bwd_sums<T, I, V>(a, p.so, nm_bwd_set_of<T>(a, p.so), p.lo, p.hi, sg, sgx);
+    sg = nm_team_sum(sg, red);
+    sgx = nm_team_sum(sgx, red);
+    nm_put_part(a.partial, blockIdx.x, (double)sg, (double)sgx);
+}
+
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_MAX_TEAM) nm_bwd_split(nm_bwd_args<T> a)
+{
+    const nm_part<I> p = nm_part_of<I>(a, (int64_t)gridDim.x - 1 - blockIdx.x);
+    double sg, sgx;
+    nm_join_parts(a.partial, p.set, a.chunks, sg, sgx);
+    nm_bwd_write<T, I, V>(a, p.so, nm_bwd_set_of<T>(a, p.so), sg, sgx, p.lo, p.hi);
 }
 
 /* ---- backward: dscale and dbias --------------------------------------------------------- */
@@ -904,6 +1078,109 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
     }
 }
 
+/* 16-bit rows too wide for FW's blocks (more than 8 * NM_FW_THREADS
+ * elements) and up to 2 * V * NM_WIDE_THREADS: a block takes one row at a
+ * time, 2 vectors (16 columns) a thread, NM_WIDE_MINB blocks a
+ * multiprocessor, so that one block's barrier is another's loads (in
+ * nm_bwd_rows such a row takes 512 threads of 128 registers, one block a
+ * multiprocessor). To fit, a thread keeps only its row's raw vectors and
+ * takes xhat and g again from them after the row's sums; its dscale and
+ * dbias terms go to float partials over NM_WIDE_FLUSH rows (as FW's over an
+ * iteration's rows), then into double sums in shared memory. Loading the
+ * next row ahead measured slower (H100, bf16 16384 x 4096: 1245 against
+ * 1622 GB/s), and 3 blocks a multiprocessor spill (938). */
+#define NM_WIDE_THREADS 256
+#define NM_WIDE_MINB 2
+#define NM_WIDE_FLUSH 4
+#define NM_WIDE_NV 2
+
+/* The dynamic shared memory of nm_bwd_wide for tw threads: double
+ * dscale and dbias sums, then the scale, per column. */
+template <class T> static size_t nm_wide_smem(int tw)
+{
+    const size_t cols = (size_t)NM_WIDE_NV * (16 / sizeof(T)) * (size_t)tw;
+    return cols * (2 * sizeof(double) + sizeof(typename io<T>::C));
+}
+
+template <class T>
+__global__ void __launch_bounds__(NM_WIDE_THREADS, NM_WIDE_MINB) nm_bwd_wide(nm_row_args<T> a)
+{
+    typedef typename io<T>::C C;
+    constexpr int V = 16 / sizeof(T), NV = NM_WIDE_NV;
+    typedef udnn_gpu_pack<T, V> RV;
+    __shared__ C red[2 * NM_ROW_WARPS * 2];
+    const int tx = threadIdx.x, tw = blockDim.x, items = a.len / V;
+    double *sums = nm_dyn_smem;                /* [2][NV * V][tw]: dscale, dbias */
+    C *sc = (C *)(sums + 2 * NV * V * tw);     /* [NV * V][tw] */
+    C pds[NV][V], pdb[NV][V];
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+        for (int e = 0; e < V; e++) {
+            const int j = tx + k * tw, col = (k * V + e) * tw + tx;
+            sc[col] = j < items ? (C)a.scale[(int64_t)(j * V + e) * a.pstep] : C(0);
+            sums[col] = sums[NV * V * tw + col] = 0.0;
+            pds[k][e] = pdb[k][e] = C(0);
+        }
+    int parity = 0, pending = 0;
+    for (int64_t set = blockIdx.x; set < a.nsets; set += gridDim.x) {
+        RV xr[NV], gr[NV];
+        C mean, inv;
+        int64_t out;
+        nm_bwd_row_load<T, V, NV, C>(a, set, xr, gr, mean, inv, out);
+        C q[2] = {C(0), C(0)};
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            for (int e = 0; e < V; e++) {
+                if (tx + k * tw >= items) continue;
+                const C gw = io<T>::ld(gr[k].v[e]);
+                const C xh = (io<T>::ld(xr[k].v[e]) - mean) * inv;
+                const C g = udnnGpuMulRn(gw, sc[(k * V + e) * tw + tx]);
+                q[0] += g;
+                q[1] += g * xh;
+                pds[k][e] += gw * xh;
+                pdb[k][e] += gw;
+            }
+        nm_row_sum<C, 2>(q, red, parity);
+        parity ^= 1;
+        const C mean_g = a.rms ? C(0) : (C)((double)q[0] * a.rlen);
+        const C mean_gx = (C)((double)q[1] * a.rlen);
+        RV *dx = (RV *)(a.out + out);
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            if (tx + k * tw >= items) continue;
+            RV o;
+            for (int e = 0; e < V; e++) {
+                const C gw = io<T>::ld(gr[k].v[e]);
+                const C xh = (io<T>::ld(xr[k].v[e]) - mean) * inv;
+                const C g = udnnGpuMulRn(gw, sc[(k * V + e) * tw + tx]);
+                o.v[e] = io<T>::st((C)(inv * ((g - mean_g) - xh * mean_gx)));
+            }
+            dx[tx + k * tw] = o;
+        }
+        if (++pending == NM_WIDE_FLUSH || set + gridDim.x >= a.nsets) {
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                for (int e = 0; e < V; e++) {
+                    const int col = (k * V + e) * tw + tx;
+                    sums[col] += (double)pds[k][e];
+                    sums[NV * V * tw + col] += (double)pdb[k][e];
+                    pds[k][e] = pdb[k][e] = C(0);
+                }
+            pending = 0;
+        }
+    }
+    double *pd = a.partial + (int64_t)blockIdx.x * 2 * a.len;
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        if (tx + k * tw >= items) continue;
+        for (int e = 0; e < V; e++) {
+            const int c = (tx + k * tw) * V + e, col = (k * V + e) * tw + tx;
+            pd[c] = sums[col];
+            pd[a.len + c] = sums[NV * V * tw + col];
+        }
+    }
+}
+
 /* ---- host side ----------------------------------------------------------------------------- */
 
 /* Team width for sets of `size` elements: the next power of two up to 32,
@@ -1072,6 +1349,27 @@ static int64_t nm_bwd_rows_launch(const udnn_gpu_context *c, const nm_row_args<T
     return blocks;
 }
 
+/* nm_bwd_wide for 16-bit rows of `items` vectors: one block a row at a
+ * time on at most one wave and `room`; 0 where a block cannot hold a row
+ * or the shared memory is refused. */
+template <class T>
+static int64_t nm_bwd_wide_launch(const udnn_gpu_context *c, const nm_row_args<T> &a,
+                                  int64_t items, int64_t room)
+{
+    const int tw = nm_row_team(items, NM_WIDE_NV);
+    if (tw == 0 || tw > NM_WIDE_THREADS) return 0;
+    const size_t smem = nm_wide_smem<T>(NM_WIDE_THREADS);
+    static int granted, occupancy;
+    if (!udnn_gpu_allow_shared(nm_bwd_wide<T>, smem, &granted)) return 0;
+    const int64_t n = udnn_gpu_occupancy(nm_bwd_wide<T>, NM_WIDE_THREADS, smem, &occupancy);
+    int64_t blocks = a.nsets;
+    if (blocks > n * c->sm_count) blocks = n * c->sm_count;
+    if (blocks > room) blocks = room;
+    if (blocks < 1) return 0;
+    nm_bwd_wide<T><<<(unsigned)blocks, (unsigned)tw, nm_wide_smem<T>(tw), c->stream>>>(a);
+    return blocks;
+}
+
 /* The shapes of nm_bwd_rows by reach: columns a thread owns, rows a team
  * takes at once, prefetch. A thread keeps a double dscale and dbias sum
  * per column and, per row, xhat and g in the wide type. Where that type
@@ -1092,6 +1390,8 @@ static int64_t nm_bwd_rows_run(const udnn_gpu_context *c, const nm_row_args<T> &
             if constexpr (sizeof(T) == 4)
                 b = nm_bwd_rows_launch<T, V, 4, 4, false, true>(c, a, items, room);
             else b = nm_bwd_rows_launch<T, V, 8, 2, false, true>(c, a, items, room);
+            if (b != 0) return b;
+            if constexpr (sizeof(T) == 2) b = nm_bwd_wide_launch<T>(c, a, items, room);
             if (b != 0) return b;
         }
     if constexpr (wide && V > 1) b = nm_bwd_rows_launch<T, V, 4, 2, true>(c, a, items, room);
@@ -1142,6 +1442,48 @@ static int nm_backward_rows(const udnn_gpu_context *c, const udnn_norm_problem *
     return 1;
 }
 
+/* Ranges a set for the split kernels (nm_fwd_part and nm_fwd_split,
+ * nm_bwd_part and nm_bwd_split) where sets are few and long: a team a set
+ * leaves multiprocessors idle (H100, 64 sets of 802816 f16 elements:
+ * forward 597 GB/s, backward 570; split 1066 and 709, where 4 blocks a
+ * multiprocessor gave 898 and 655). Enough blocks for NM_SPLIT_BLOCKS of
+ * NM_MAX_TEAM threads a multiprocessor, ranges of NM_SPLIT_MIN items or
+ * more; 0 (the team kernels) where the sets fill the device already, a
+ * range would be shorter, or the partials do not fit in scratch. */
+#define NM_SPLIT_BLOCKS 8
+#define NM_SPLIT_MIN 4096
+static int64_t nm_split_chunks(const udnn_gpu_context *c, int64_t nsets, int64_t items)
+{
+    const int64_t target = (int64_t)c->sm_count * NM_SPLIT_BLOCKS;
+    if (2 * nsets >= target) return 0;
+    int64_t chunks = (target + nsets - 1) / nsets;
+    if (chunks > items / NM_SPLIT_MIN) chunks = items / NM_SPLIT_MIN;
+    if (chunks < 2) return 0;
+    if ((size_t)(2 * nsets * chunks) * sizeof(double) > c->scratch_bytes) return 0;
+    return chunks;
+}
+
+/* Sets a's split (nm_split_chunks; A is nm_fwd_args or nm_bwd_args) and
+ * returns its blocks, a block a range; 0: the team kernels. */
+template <class A> static unsigned nm_split_setup(const udnn_gpu_context *c, A &a)
+{
+    a.chunks = nm_split_chunks(c, a.nsets, a.inner.size);
+    if (a.chunks == 0) return 0;
+    a.chunk = (a.inner.size + a.chunks - 1) / a.chunks;
+    a.partial = (double *)c->scratch;
+    return (unsigned)(a.nsets * a.chunks);
+}
+
+/* launch(i, v) with the team kernels' index type (a value of it: int64_t
+ * where the tensor passes 2^31 elements) and vector width (a
+ * std::integral_constant). */
+template <class T, class L> static void nm_by_index(bool small, bool vec, L &&launch)
+{
+    if (!small) launch((int64_t)0, std::integral_constant<int, 1>{});
+    else if (vec) launch((uint32_t)0, std::integral_constant<int, 16 / sizeof(T)>{});
+    else launch((uint32_t)0, std::integral_constant<int, 1>{});
+}
+
 template <class T>
 static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_problem *p)
 {
@@ -1168,13 +1510,22 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
     static const int slots[2] = {N_X, N_OUT};
     a.size = g.inner.size;
     a.pstep = g.inner.nd > 0 ? g.inner.st[N_P][g.inner.nd - 1] : 0;
-    const int vec = nm_small(a.nsets * a.size) &&
-                    nm_vectorize(&g.sets, &g.inner, ptrs, slots, 2, sizeof(T), &a.inner);
+    const bool small = nm_small(a.nsets * a.size);
+    const bool vec = small && nm_vectorize(&g.sets, &g.inner, ptrs, slots, 2, sizeof(T), &a.inner);
+    if (const unsigned blocks = nm_split_setup(c, a)) {
+        nm_by_index<T>(small, vec, [&](auto i, auto v) {
+            typedef decltype(i) I;
+            constexpr int V = decltype(v)::value;
+            nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
+            nm_fwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
+        });
+        return udnn_gpu_launched();
+    }
     dim3 grid, block;
     nm_team_launch(a.nsets, a.inner.size, &grid, &block);
-    if (!nm_small(a.nsets * a.size)) nm_fwd<T, int64_t, 1><<<grid, block, 0, c->stream>>>(a);
-    else if (vec) nm_fwd<T, uint32_t, 16 / sizeof(T)><<<grid, block, 0, c->stream>>>(a);
-    else nm_fwd<T, uint32_t, 1><<<grid, block, 0, c->stream>>>(a);
+    nm_by_index<T>(small, vec, [&](auto i, auto v) {
+        nm_fwd<T, decltype(i), decltype(v)::value><<<grid, block, 0, c->stream>>>(a);
+    });
     return udnn_gpu_launched();
 }
 
@@ -1257,13 +1608,24 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
     static const int slots[3] = {N_X, N_DY, N_OUT};
     a.size = g.inner.size;
     a.pstep = g.inner.nd > 0 ? g.inner.st[N_P][g.inner.nd - 1] : 0;
-    const int vec = nm_small(a.nsets * a.size) &&
-                    nm_vectorize(&g.sets, &g.inner, ptrs, slots, 3, sizeof(T), &a.inner);
+    const bool small = nm_small(a.nsets * a.size);
+    const bool vec = small && nm_vectorize(&g.sets, &g.inner, ptrs, slots, 3, sizeof(T), &a.inner);
+    /* the parameter gradients' partials in scratch were consumed by their
+     * finish, earlier in the stream */
+    if (const unsigned blocks = nm_split_setup(c, a)) {
+        nm_by_index<T>(small, vec, [&](auto i, auto v) {
+            typedef decltype(i) I;
+            constexpr int V = decltype(v)::value;
+            nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
+            nm_bwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
+        });
+        return udnn_gpu_launched();
+    }
     dim3 grid, block;
     nm_team_launch(a.nsets, a.inner.size, &grid, &block);
-    if (!nm_small(a.nsets * a.size)) nm_bwd<T, int64_t, 1><<<grid, block, 0, c->stream>>>(a);
-    else if (vec) nm_bwd<T, uint32_t, 16 / sizeof(T)><<<grid, block, 0, c->stream>>>(a);
-    else nm_bwd<T, uint32_t, 1><<<grid, block, 0, c->stream>>>(a);
+    nm_by_index<T>(small, vec, [&](auto i, auto v) {
+        nm_bwd<T, decltype(i), decltype(v)::value><<<grid, block, 0, c->stream>>>(a);
+    });
     return udnn_gpu_launched();
 }
 
