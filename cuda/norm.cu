@@ -238,7 +238,7 @@ template <class T> struct nm_fwd_args {
     const P *scale, *bias; /* bias nullable */
     P *save_mean, *save_inv; /* nullable */
     int64_t chunks, chunk;   /* split sets: ranges a set, items a range */
-    double *partial;         /* split sets: [sets][chunks][2] */
+    double *partial;         /* split sets: [sets][chunks][2], then each set's shift */
 };
 
 /* Statistics of one set, the same in every thread of its team: hi + lo is
@@ -425,18 +425,22 @@ __device__ __forceinline__ void nm_join_parts(const double *partial, int64_t set
 /* Few long sets (nm_split_chunks): each set's items split into a.chunks
  * ranges of a.chunk, a block of one team each, in two launches.
  * nm_fwd_part: block b = set * chunks + k sums range k of its set into
- * a.partial[b][2]. */
+ * a.partial[b][2]; range 0's block saves the set's shift after the
+ * partials: y may be x's buffer, and range 0's y overwrites the element
+ * the shift is while nm_fwd_split's other blocks run. */
 template <class T, class I, int V>
 __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_part(nm_fwd_args<T> a)
 {
     __shared__ double red[NM_RED_SLOTS];
     const nm_part<I> p = nm_part_of<I>(a, blockIdx.x);
     const T *x = a.x + p.so[N_X];
+    const double shift = nm_fwd_shift(a, x);
     double s1 = 0.0, s2 = 0.0;
-    nm_fwd_sums<T, I, V>(a, x, nm_fwd_shift(a, x), p.lo, p.hi, s1, s2);
+    nm_fwd_sums<T, I, V>(a, x, shift, p.lo, p.hi, s1, s2);
     s1 = nm_team_sum(s1, red);
     s2 = nm_team_sum(s2, red);
     nm_put_part(a.partial, blockIdx.x, s1, s2);
+    if (p.k == 0 && threadIdx.x == 0) a.partial[2 * a.nsets * a.chunks + p.set] = shift;
 }
 
 /* nm_fwd_split: each block joins its set's partials in range order (every
@@ -448,7 +452,7 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_split(nm_fwd_args<T> a)
     const nm_part<I> p = nm_part_of<I>(a, (int64_t)gridDim.x - 1 - blockIdx.x);
     double s1, s2;
     nm_join_parts(a.partial, p.set, a.chunks, s1, s2);
-    const double shift = nm_fwd_shift(a, a.x + p.so[N_X]);
+    const double shift = a.partial[2 * a.nsets * a.chunks + p.set];
     nm_fwd_write<T, I, V>(a, p.so, nm_fwd_finish(a, s1, s2, shift, p.so[N_ST], p.k == 0), p.lo,
                           p.hi);
 }
@@ -1459,7 +1463,8 @@ static int64_t nm_split_chunks(const udnn_gpu_context *c, int64_t nsets, int64_t
     int64_t chunks = (target + nsets - 1) / nsets;
     if (chunks > items / NM_SPLIT_MIN) chunks = items / NM_SPLIT_MIN;
     if (chunks < 2) return 0;
-    if ((size_t)(2 * nsets * chunks) * sizeof(double) > c->scratch_bytes) return 0;
+    /* the partials and the forward's shifts */
+    if ((size_t)((2 * chunks + 1) * nsets) * sizeof(double) > c->scratch_bytes) return 0;
     return chunks;
 }
 
