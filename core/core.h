@@ -175,6 +175,11 @@ UDNN_INTERNAL udnnStatus_t udnn_check_in_place(const char *fn, const char *out_a
                                                const char *in_desc_arg,
                                                const udnnTensorDescriptor_t in_desc,
                                                const void *in);
+/* For ops that cannot run in place (an output element depends on
+ * inputs other threads overwrite): out is not in's buffer. */
+UDNN_INTERNAL udnnStatus_t udnn_check_not_in_place(const char *fn, const char *out_arg,
+                                                   const void *out, const char *in_arg,
+                                                   const void *in);
 /* epsilon is finite and >= min (NaN fails). */
 UDNN_INTERNAL udnnStatus_t udnn_check_epsilon(const char *fn, double epsilon, double min);
 /* Buffers that only make sense together: both NULL or both given. */

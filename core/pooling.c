@@ -354,6 +354,8 @@ udnnStatus_t udnnPoolingForward(udnnHandle_t handle, const udnnPoolingDescriptor
     int out[5];
     UDNN_TRY(pooled_dims(fn, poolingDesc, "xDesc", xDesc, out));
     UDNN_TRY(check_pooled(fn, "yDesc", yDesc, "xDesc", out, xDesc->nb_dims));
+    /* a window reads x elements other outputs' threads would overwrite */
+    UDNN_TRY(udnn_check_not_in_place(fn, "y", y, "x", x));
 
     udnn_pool_problem p = {0};
     fill_geometry(&p, poolingDesc);
@@ -407,6 +409,11 @@ udnnStatus_t udnnPoolingBackward(udnnHandle_t handle, const udnnPoolingDescripto
     UDNN_TRY(check_pooled(fn, "yDesc", yDesc, "xDesc", out, xDesc->nb_dims));
     UDNN_TRY(udnn_check_same_dims(fn, "yDesc", yDesc, "dyDesc", dyDesc));
     UDNN_TRY(udnn_check_same_dims(fn, "xDesc", xDesc, "dxDesc", dxDesc));
+    /* a dx element gathers from every window over it, and max compares
+     * the window's x and y */
+    UDNN_TRY(udnn_check_not_in_place(fn, "dx", dx, "x", x));
+    UDNN_TRY(udnn_check_not_in_place(fn, "dx", dx, "y", y));
+    UDNN_TRY(udnn_check_not_in_place(fn, "dx", dx, "dy", dy));
 
     udnn_pool_problem p = {0};
     fill_geometry(&p, poolingDesc);

@@ -106,6 +106,15 @@ udnnStatus_t udnn_check_in_place(const char *fn, const char *out_arg, const char
                      fn, out_arg, in_arg, out_desc_arg, in_desc_arg);
 }
 
+udnnStatus_t udnn_check_not_in_place(const char *fn, const char *out_arg, const void *out,
+                                     const char *in_arg, const void *in)
+{
+    if (out != in) return UDNN_STATUS_SUCCESS;
+    return udnn_fail(UDNN_STATUS_BAD_PARAM,
+                     "%s: %s is the buffer of %s; this op does not run in place", fn, out_arg,
+                     in_arg);
+}
+
 udnnStatus_t udnn_check_epsilon(const char *fn, double epsilon, double min)
 {
     if (!(epsilon >= min) || isinf(epsilon))

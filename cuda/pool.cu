@@ -46,10 +46,9 @@
  * touch neighbouring addresses; index arithmetic divides by invariant
  * divisors in 32 bits (unless the index is 2^31 or more: the general
  * kernels then divide, the fast paths multiply in 64 bits), and offsets are
- * 64-bit (pool_tile.cu's 32-bit within a plane, where they fit). In-place
- * backward (dx over x) is safe on every path but the window scan: each
- * one-pass thread reads its cell's x before writing it, and the gathers
- * after the argmax pass do not read x. */
+ * 64-bit (pool_tile.cu's 32-bit within a plane, where they fit). The API
+ * refuses in place (core/pooling.c): the window scan reads x that other
+ * threads' dx would overwrite. */
 #include "cuda/pool.h"
 
 /* ---- the problem's coordinates -------------------------------------------------- */

@@ -744,6 +744,8 @@ UDNN_API udnnStatus_t udnnGetPoolingNdForwardOutputDim(const udnnPoolingDescript
                                                        const udnnTensorDescriptor_t inputTensorDesc,
                                                        int nbDims, int outputTensorDimA[]);
 
+/* Pooling does not run in place: y may not be x's buffer, nor dx the
+ * buffer of x, y or dy (BAD_PARAM). */
 UDNN_API udnnStatus_t udnnPoolingForward(udnnHandle_t handle,
                                          const udnnPoolingDescriptor_t poolingDesc,
                                          const void *alpha, const udnnTensorDescriptor_t xDesc,

@@ -1030,6 +1030,7 @@ static const bad_expect fwd_bad[] = {
     {UDNN_STATUS_BAD_PARAM, "xDesc has dimension 2 of size 1", "window"},
     {UDNN_STATUS_BAD_PARAM, "yDesc has dimension 3 of size 4", ""},
     {UDNN_STATUS_BAD_PARAM, "yDesc has 5 dimensions", ""},
+    {UDNN_STATUS_BAD_PARAM, "y is the buffer of x", "in place"},
 };
 #define N_FWD_BAD ((int)(sizeof fwd_bad / sizeof *fwd_bad))
 
@@ -1065,6 +1066,7 @@ START_TEST(test_fwd_bad)
         case 14: xd = f.x_tiny; break;
         case 15: yd = f.y_dims; break;
         case 16: yd = f.y_rank; break;
+        case 17: x = y; break;
         }
         udnnStatus_t st = udnnPoolingForward(h, pool, alpha, xd, x, beta, yd, y);
         tu_assert_fails(st, fwd_bad[_i].status, "udnnPoolingForward", fwd_bad[_i].arg,
@@ -1102,6 +1104,9 @@ static const bad_expect bwd_bad[] = {
     {UDNN_STATUS_BAD_PARAM, "dxDesc has dimension 3 of size 7", ""},
     {UDNN_STATUS_BAD_PARAM, "xDesc has dimension 2 of size 1", "window"},
     {UDNN_STATUS_BAD_PARAM, "xDesc has 5 dimensions", ""},
+    {UDNN_STATUS_BAD_PARAM, "dx is the buffer of x", "in place"},
+    {UDNN_STATUS_BAD_PARAM, "dx is the buffer of y", "in place"},
+    {UDNN_STATUS_BAD_PARAM, "dx is the buffer of dy", "in place"},
 };
 #define N_BWD_BAD ((int)(sizeof bwd_bad / sizeof *bwd_bad))
 
@@ -1147,6 +1152,9 @@ START_TEST(test_bwd_bad)
         case 23: dxd = f.dx_dims; break;
         case 24: xd = f.x_tiny; break;
         case 25: xd = f.x_rank; break;
+        case 26: x = dx; break;
+        case 27: y = dx; break;
+        case 28: dy = dx; break;
         }
         udnnStatus_t st = udnnPoolingBackward(h, pool, alpha, yd, y, dyd, dy, xd, x, beta, dxd, dx);
         tu_assert_fails(st, bwd_bad[_i].status, "udnnPoolingBackward", bwd_bad[_i].arg,
