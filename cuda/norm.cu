@@ -425,9 +425,9 @@ __device__ __forceinline__ void nm_join_parts(const double *partial, int64_t set
 /* Few long sets (nm_split_chunks): each set's items split into a.chunks
  * ranges of a.chunk, a block of one team each, in two launches.
  * nm_fwd_part: block b = set * chunks + k sums range k of its set into
- * a.partial[b][2]; range 0's block saves the set's shift after the
- * partials: y may be x's buffer, and range 0's y overwrites the element
- * the shift is while nm_fwd_split's other blocks run. */
+ * a.partial[b][2]; range 0's block saves the set's shift (its first x)
+ * after the partials: y may be x's buffer, and nm_fwd_split's range 0
+ * overwrites that element while the set's other blocks may yet read it. */
 template <class T, class I, int V>
 __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_part(nm_fwd_args<T> a)
 {
