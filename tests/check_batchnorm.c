@@ -618,81 +618,162 @@ END_TEST
 
 /* ---- in place ------------------------------------------------------------------------------- */
 
-/* y over x in both forwards; dx over dy, then over x, in backward. Three
- * shapes: 5-D with C = 3; 4-D with C = 16 (NHWC: 16-byte rows of
+/* In-place shapes: rank, dims. The first three run for every mode x
+ * layout index: 5-D with C = 3; 4-D with C = 16 (NHWC: 16-byte rows of
  * channels, the GPU's whole-row kernel for FLOAT and DOUBLE); 4-D with
- * many members a channel. */
-START_TEST(test_in_place)
-{
-    tu_seed_fresh();
-    int mode = _i % N_MODES;
-    tu_layout l = (tu_layout)(_i / N_MODES);
-    udnnDataType_t t = tu_float_types[_i % N_TYPES];
-    /* the third: 131072 members a channel, so that on the GPU a channel's
-     * sums span several blocks, one of which may finish and write over x
-     * while another still reads x to finish the same channels */
-    static const int ranks[3] = {5, 4, 4},
-                     dims[3][5] = {{3, 3, 2, 3, 2}, {8, 16, 6, 5, 0}, {128, 2, 32, 32, 0}};
-    TU_FOR_EACH_BACKEND(h, bk)
-    for (int s = 0; s < 3; s++) {
-        bn_set b;
-        bn_set_init(&b, h, bn_modes[mode], t, l, ranks[s], dims[s]);
-        fill_inputs(&b);
-        tu_fill_uniform(&b.mean, -1.0, 1.0);
-        tu_fill_uniform(&b.var, 0.25, 2.0);
-        double *ref = values(b.x.count), *mean = values(b.features), *var = values(b.features);
-        double *inv = values(b.features), *ds = values(b.features), *db = values(b.features);
-        tu_scalar one = tu_scalar_of(t, 1.0), zero = tu_scalar_of(t, 0.0);
+ * 131072 members a channel, so that on the GPU a channel's sums span
+ * several blocks, one of which may finish and write over x while another
+ * still reads x to finish the same channels. The others run for ip_cases;
+ * their GPU paths as an H100 (132 multiprocessors) chooses them. */
+static const int ip_shapes[][6] = {
+    {5, 3, 3, 2, 3, 2}, {4, 8, 16, 6, 5, 0}, {4, 128, 2, 32, 32, 0},
+    /* NCHW: runs of 1369 fit no 16-byte vectors, so bn_keep loads
+     * elements, a channel in 2 blocks (training) or 3 (backward): 304 or
+     * 456 items, past the 264 blocks of its grid, so teams take a second
+     * round, FLOAT's asking L2 for it while they wait. NHWC, 16-bit (152
+     * channels, 16-byte loads; under bn_rows' 40 MB): bn_keep by slices
+     * of rows, each in several blocks, held in registers and shared memory */
+    {4, 3, 152, 37, 37, 0},
+    /* one channel of 1092021 elements: more items than bn_keep's grid
+     * holds (264 items of 4096 members training, of 2048 backward), so
+     * bn_flow's persistent grid reduces and applies it */
+    {4, 1, 1, 1043, 1047, 0},
+    /* NHWC, DOUBLE: a row is 257 16-byte loads, a row a step of bn_rows'
+     * 512-thread blocks; 4356 rows give each of its 132 blocks 33, more
+     * than a thread holds in registers (4 training, 2 backward) and shared
+     * memory (27, 13): the rest are streamed, and read again to write */
+    {4, 4, 514, 33, 33, 0},
+};
+#define N_IP_EVERY 3
 
-        /* backward first, while x is intact: dx over dy */
+/* The runs beyond the mode x layout indices, whose types rotate: mode,
+ * type, layout and in-place shape. */
+static const struct {
+    int mode;
+    udnnDataType_t type;
+    tu_layout layout;
+    int shape;
+} ip_cases[] = {
+    /* bn_keep with 16-byte loads held in registers and shared memory, a
+     * channel in 2 to 7 blocks: types the rotation leaves out of spatial NCHW */
+    {1, UDNN_DATA_FLOAT, TU_NCHW, 2},
+    {2, UDNN_DATA_BFLOAT16, TU_NCHW, 2},
+    /* bn_keep over two rounds (and FLOAT's L2 prefetch) */
+    {1, UDNN_DATA_FLOAT, TU_NCHW, 3},
+    {2, UDNN_DATA_BFLOAT16, TU_NCHW, 3},
+    /* 16-bit channels innermost: bn_keep by row slices */
+    {1, UDNN_DATA_HALF, TU_NHWC, 3},
+    /* bn_flow */
+    {1, UDNN_DATA_FLOAT, TU_NCHW, 4},
+    /* bn_rows with held and streamed rows */
+    {2, UDNN_DATA_DOUBLE, TU_NHWC, 5},
+};
+#define N_IP_CASES ((int)(sizeof ip_cases / sizeof *ip_cases))
+
+/* In-place shape s: y over x in both forwards; dx over dy, then over x,
+ * in backward, with statistics from x and then with saved ones (which the
+ * GPU's one-launch flows shift by instead of x's first member). */
+static void check_in_place(udnnHandle_t h, udnnBackend_t be, int mode, udnnDataType_t t,
+                           tu_layout l, int s)
+{
+    bn_set b;
+    bn_set_init(&b, h, bn_modes[mode], t, l, ip_shapes[s][0], &ip_shapes[s][1]);
+    fill_inputs(&b);
+    tu_fill_uniform(&b.mean, -1.0, 1.0);
+    tu_fill_uniform(&b.var, 0.25, 2.0);
+    double *ref = values(b.x.count), *mean = values(b.features), *var = values(b.features);
+    double *inv = values(b.features), *ds = values(b.features), *db = values(b.features);
+    tu_scalar one = tu_scalar_of(t, 1.0), zero = tu_scalar_of(t, 0.0);
+    char what[160];
+
+    /* backward first, while x is intact */
+    for (int saved = 0; saved < 2; saved++) {
+        if (saved) { /* x holds the last dx */
+            tu_fill_uniform(&b.x, -1.0, 3.0);
+            tu_fill_uniform(&b.dy, -1.0, 1.0);
+        }
         expect_stats(&b, mean, var);
         for (int64_t f = 0; f < b.features; f++) inv[f] = 1.0 / sqrt(var[f] + eps_default);
+        if (saved) { /* the batch's, rounded to the statistics type */
+            set_all(&b.save_mean, mean);
+            set_all(&b.save_inv, inv);
+            tu_values(&b.save_mean, mean);
+            tu_values(&b.save_inv, inv);
+        }
+        void *sm = saved ? ptr(&b.save_mean) : NULL, *si = saved ? ptr(&b.save_inv) : NULL;
+        /* dx over dy */
         expect_grads(&b, mean, inv, ref, ds, db);
         tu_ok(udnnBatchNormalizationBackward(h, b.mode, &one, &zero, &one, &zero, b.x.desc,
                                              ptr(&b.x), b.dy.desc, ptr(&b.dy), b.dy.desc,
                                              ptr(&b.dy), b.scale.desc, ptr(&b.scale),
-                                             ptr(&b.dscale), ptr(&b.dbias), eps_default, NULL,
-                                             NULL));
-        tu_check_tensor(&b.dy, ref, "backward, dx over dy");
+                                             ptr(&b.dscale), ptr(&b.dbias), eps_default, sm,
+                                             si));
+        describe(what, sizeof what, be, mode, t, l, s,
+                 saved ? "in place, dx over dy (saved)" : "in place, dx over dy");
+        tu_check_tensor(&b.dy, ref, what);
         /* dx over x, from fresh dy */
         tu_fill_uniform(&b.dy, -1.0, 1.0);
         expect_grads(&b, mean, inv, ref, ds, db);
         tu_ok(udnnBatchNormalizationBackward(h, b.mode, &one, &zero, &one, &zero, b.x.desc,
                                              ptr(&b.x), b.dy.desc, ptr(&b.dy), b.x.desc,
                                              ptr(&b.x), b.scale.desc, ptr(&b.scale),
-                                             ptr(&b.dscale), ptr(&b.dbias), eps_default, NULL,
-                                             NULL));
-        tu_check_tensor(&b.x, ref, "backward, dx over x");
+                                             ptr(&b.dscale), ptr(&b.dbias), eps_default, sm,
+                                             si));
+        describe(what, sizeof what, be, mode, t, l, s,
+                 saved ? "in place, dx over x (saved)" : "in place, dx over x");
+        tu_check_tensor(&b.x, ref, what);
+    }
 
-        tu_fill_uniform(&b.x, -1.0, 3.0);
-        for (int64_t f = 0; f < b.features; f++) {
-            mean[f] = tu_get(&b.mean, f);
-            inv[f] = 1.0 / sqrt(tu_get(&b.var, f) + eps_default);
-        }
-        expect_y(&b, mean, inv, ref);
-        tu_ok(udnnBatchNormalizationForwardInference(
-            h, b.mode, &one, &zero, b.x.desc, ptr(&b.x), b.x.desc, ptr(&b.x), b.scale.desc,
-            ptr(&b.scale), ptr(&b.bias), ptr(&b.mean), ptr(&b.var), eps_default));
-        tu_check_tensor(&b.x, ref, "inference, y over x");
+    tu_fill_uniform(&b.x, -1.0, 3.0);
+    for (int64_t f = 0; f < b.features; f++) {
+        mean[f] = tu_get(&b.mean, f);
+        inv[f] = 1.0 / sqrt(tu_get(&b.var, f) + eps_default);
+    }
+    expect_y(&b, mean, inv, ref);
+    tu_ok(udnnBatchNormalizationForwardInference(
+        h, b.mode, &one, &zero, b.x.desc, ptr(&b.x), b.x.desc, ptr(&b.x), b.scale.desc,
+        ptr(&b.scale), ptr(&b.bias), ptr(&b.mean), ptr(&b.var), eps_default));
+    describe(what, sizeof what, be, mode, t, l, s, "in place, inference y over x");
+    tu_check_tensor(&b.x, ref, what);
 
-        tu_fill_uniform(&b.x, -1.0, 3.0);
-        expect_stats(&b, mean, var);
-        for (int64_t f = 0; f < b.features; f++) inv[f] = 1.0 / sqrt(var[f] + eps_default);
-        expect_y(&b, mean, inv, ref);
-        tu_ok(udnnBatchNormalizationForwardTraining(
-            h, b.mode, &one, &zero, b.x.desc, ptr(&b.x), b.x.desc, ptr(&b.x), b.scale.desc,
-            ptr(&b.scale), ptr(&b.bias), 0.5, ptr(&b.mean), ptr(&b.var), eps_default,
-            ptr(&b.save_mean), ptr(&b.save_inv)));
-        tu_check_tensor(&b.x, ref, "training, y over x");
-        tu_check_tensor(&b.save_mean, mean, "training in place, saved mean");
+    tu_fill_uniform(&b.x, -1.0, 3.0);
+    expect_stats(&b, mean, var);
+    for (int64_t f = 0; f < b.features; f++) inv[f] = 1.0 / sqrt(var[f] + eps_default);
+    expect_y(&b, mean, inv, ref);
+    tu_ok(udnnBatchNormalizationForwardTraining(
+        h, b.mode, &one, &zero, b.x.desc, ptr(&b.x), b.x.desc, ptr(&b.x), b.scale.desc,
+        ptr(&b.scale), ptr(&b.bias), 0.5, ptr(&b.mean), ptr(&b.var), eps_default,
+        ptr(&b.save_mean), ptr(&b.save_inv)));
+    describe(what, sizeof what, be, mode, t, l, s, "in place, training y over x");
+    tu_check_tensor(&b.x, ref, what);
+    describe(what, sizeof what, be, mode, t, l, s, "in place, training saved mean");
+    tu_check_tensor(&b.save_mean, mean, what);
 
-        free(ref);
-        free(mean);
-        free(var);
-        free(inv);
-        free(ds);
-        free(db);
-        bn_set_free(&b);
+    free(ref);
+    free(mean);
+    free(var);
+    free(inv);
+    free(ds);
+    free(db);
+    bn_set_free(&b);
+}
+
+/* Indices below N_MODES * N_LAYOUTS: a mode and layout (the type
+ * rotating) over the first shapes; then one of ip_cases. */
+START_TEST(test_in_place)
+{
+    tu_seed_fresh();
+    const int rotating = _i < N_MODES * N_LAYOUTS;
+    const int c = rotating ? 0 : _i - N_MODES * N_LAYOUTS;
+    const int mode = rotating ? _i % N_MODES : ip_cases[c].mode;
+    const tu_layout l = rotating ? (tu_layout)(_i / N_MODES) : ip_cases[c].layout;
+    const udnnDataType_t t = rotating ? tu_float_types[_i % N_TYPES] : ip_cases[c].type;
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
+        if (rotating)
+            for (int s = 0; s < N_IP_EVERY; s++) check_in_place(h, bk, mode, t, l, s);
+        else
+            check_in_place(h, bk, mode, t, l, ip_cases[c].shape);
     }
 }
 END_TEST
@@ -1176,7 +1257,7 @@ int main(void)
     tcase_add_loop_test(ops, test_hand_training, 0, N_MODES * N_TYPES);
     tcase_add_loop_test(ops, test_hand_inference, 0, N_MODES * N_TYPES);
     tcase_add_loop_test(ops, test_hand_backward, 0, N_MODES * N_TYPES);
-    tcase_add_loop_test(ops, test_in_place, 0, N_MODES * N_LAYOUTS);
+    tcase_add_loop_test(ops, test_in_place, 0, N_MODES * N_LAYOUTS + N_IP_CASES);
     tcase_add_loop_test(ops, test_finite_differences, 0, N_MODES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_large, 0, 12);
     tcase_add_loop_test(ops, test_rows, 0, 4);

@@ -399,6 +399,15 @@ END_TEST
 
 /* ---- in place ---------------------------------------------------------------------------- */
 
+/* 5-D shapes by C: 17, no whole 16-byte vectors of channels; 24, a whole
+ * number of them in every type, so that in NHWC the GPU's chan kernel
+ * moves vectors, its blocks whole columns (3 to 12 vectors: 252 or 255
+ * threads) with a barrier between loads and stores; 257, a column of more
+ * elements than a chan block has threads, so that in NHWC in place the
+ * GPU falls back to the column kernel. */
+static const int in_place_dims[][5] = {{2, 17, 2, 1, 3}, {2, 24, 2, 1, 3}, {1, 257, 1, 1, 2}};
+#define N_IN_PLACE ((int)(sizeof in_place_dims / sizeof *in_place_dims))
+
 /* _i picks the layout and which input dx overwrites: dy, x or y. */
 START_TEST(test_in_place)
 {
@@ -406,34 +415,39 @@ START_TEST(test_in_place)
     udnnDataType_t t = tu_float_types[_i % N_TYPES];
     tu_layout l = (tu_layout)(_i % N_LAYOUTS);
     int victim = (_i / N_LAYOUTS) % 3;
-    static const int dims[5] = {2, 17, 2, 1, 3};
     const lrn_params p = param_sets[_i % N_PARAMS];
     TU_FOR_EACH_BACKEND(h, bk)
     {
-        for (int n = 0; n < N_LRN_NS; n++) {
-            tu_tensor x, y, dy;
-            tu_tensor_init(&x, h, t, 5, dims, l);
-            tu_tensor_init(&y, h, t, 5, dims, l);
-            tu_tensor_init(&dy, h, t, 5, dims, l);
-            udnnLRNDescriptor_t ld = lrn_desc(lrn_ns[n], p);
-            tu_fill_uniform(&x, -2.0, 2.0);
-            set_y_of_x(&y, lrn_ns[n], p, &x);
-            tu_fill_uniform(&dy, -1.0, 1.0);
-            double *ref = malloc((size_t)x.count * sizeof *ref);
-            expect_bwd(lrn_ns[n], p, &x, &y, &dy, ref);
-            tu_tensor *out = victim == 0 ? &dy : victim == 1 ? &x : &y;
-            tu_ok(run_bwd(h, ld, 1.0, &y, &dy, &x, 0.0, out));
-            tu_check_tensor(out, ref, "backward in place");
-            tu_fill_uniform(&x, -2.0, 2.0);
-            expect_fwd(lrn_ns[n], p, &x, ref);
-            tu_ok(run_fwd(h, ld, 1.0, &x, 0.0, &x));
-            tu_check_tensor(&x, ref, "forward in place");
-            free(ref);
-            udnnDestroyLRNDescriptor(ld);
-            tu_tensor_free(&x);
-            tu_tensor_free(&y);
-            tu_tensor_free(&dy);
-        }
+        for (int s = 0; s < N_IN_PLACE; s++)
+            for (int n = 0; n < N_LRN_NS; n++) {
+                const int *dims = in_place_dims[s];
+                char what[80];
+                tu_tensor x, y, dy;
+                tu_tensor_init(&x, h, t, 5, dims, l);
+                tu_tensor_init(&y, h, t, 5, dims, l);
+                tu_tensor_init(&dy, h, t, 5, dims, l);
+                udnnLRNDescriptor_t ld = lrn_desc(lrn_ns[n], p);
+                tu_fill_uniform(&x, -2.0, 2.0);
+                set_y_of_x(&y, lrn_ns[n], p, &x);
+                tu_fill_uniform(&dy, -1.0, 1.0);
+                double *ref = malloc((size_t)x.count * sizeof *ref);
+                expect_bwd(lrn_ns[n], p, &x, &y, &dy, ref);
+                tu_tensor *out = victim == 0 ? &dy : victim == 1 ? &x : &y;
+                tu_ok(run_bwd(h, ld, 1.0, &y, &dy, &x, 0.0, out));
+                snprintf(what, sizeof what, "backward in place, C %d lrnN %u", dims[1],
+                         lrn_ns[n]);
+                tu_check_tensor(out, ref, what);
+                tu_fill_uniform(&x, -2.0, 2.0);
+                expect_fwd(lrn_ns[n], p, &x, ref);
+                tu_ok(run_fwd(h, ld, 1.0, &x, 0.0, &x));
+                snprintf(what, sizeof what, "forward in place, C %d lrnN %u", dims[1], lrn_ns[n]);
+                tu_check_tensor(&x, ref, what);
+                free(ref);
+                udnnDestroyLRNDescriptor(ld);
+                tu_tensor_free(&x);
+                tu_tensor_free(&y);
+                tu_tensor_free(&dy);
+            }
     }
 }
 END_TEST

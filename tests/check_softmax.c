@@ -363,7 +363,8 @@ END_TEST
 
 /* ---- in place -------------------------------------------------------------------------------- */
 
-/* The backward with dx in dy's buffer, then the forward with y in x's. */
+/* The backward with dx in dy's buffer, then in y's, then the forward
+ * with y in x's. */
 static void check_in_place(udnnHandle_t h, int algo, int mode, udnnDataType_t t, tu_layout l,
                            int rank, const int *dims, const char *what)
 {
@@ -378,8 +379,14 @@ static void check_in_place(udnnHandle_t h, int algo, int mode, udnnDataType_t t,
     double *ref = malloc((size_t)x.count * sizeof *ref);
     expect_bwd(algos[algo], sm_modes[mode], &y, &dy, ref);
     tu_ok(run_bwd(h, algos[algo], sm_modes[mode], 1.0, &y, &dy, 0.0, &dy));
-    snprintf(msg, sizeof msg, "%s backward in place", what);
+    snprintf(msg, sizeof msg, "%s backward, dx over dy", what);
     tu_check_tensor(&dy, ref, msg);
+    /* y is intact: dx over y, from fresh dy */
+    tu_fill_uniform(&dy, -1.0, 1.0);
+    expect_bwd(algos[algo], sm_modes[mode], &y, &dy, ref);
+    tu_ok(run_bwd(h, algos[algo], sm_modes[mode], 1.0, &y, &dy, 0.0, &y));
+    snprintf(msg, sizeof msg, "%s backward, dx over y", what);
+    tu_check_tensor(&y, ref, msg);
     expect_fwd(algos[algo], sm_modes[mode], &x, ref);
     tu_ok(run_fwd(h, algos[algo], sm_modes[mode], 1.0, &x, 0.0, &x));
     snprintf(msg, sizeof msg, "%s forward in place", what);
@@ -390,9 +397,42 @@ static void check_in_place(udnnHandle_t h, int algo, int mode, udnnDataType_t t,
     tu_tensor_free(&dy);
 }
 
+/* Large in-place runs, DOUBLE INSTANCE NCHW, for the GPU's paths of rows
+ * too long for a team's registers, as an H100 (132 multiprocessors)
+ * chooses them: sm_keep_kernel's grid is 264 blocks there. */
+static const struct {
+    int algo;
+    int dims[4];
+} ip_large[] = {
+    /* 528 rows of 8194, enough for a block each: the forward's
+     * sm_keep_kernel with no vectors held in shared memory, the
+     * backward's with; a row is 4097 16-byte vectors, one more than a
+     * block holds, so 2 items, 1056 in all: 4 rounds of the grid */
+    {1, {528, 2, 17, 241}},
+    /* one row of 3264000: more items than sm_keep_kernel's grid (266
+     * forward with vectors in shared memory, 399 without; 399 backward),
+     * so sm_rows_part_kernel and sm_rows_final_kernel take it */
+    {2, {1, 2, 1280, 1275}},
+};
+#define N_IP_LARGE ((int)(sizeof ip_large / sizeof *ip_large))
+
+/* Indices below N_ALGOS * N_MODES * N_LAYOUTS: a small 5-D shape (the type
+ * rotating); then one of ip_large. */
 START_TEST(test_in_place)
 {
     tu_seed_fresh();
+    if (_i >= N_ALGOS * N_MODES * N_LAYOUTS) {
+        const int k = _i - N_ALGOS * N_MODES * N_LAYOUTS;
+        const int *dims = ip_large[k].dims;
+        char shape[48];
+        snprintf(shape, sizeof shape, "%dx%dx%dx%d", dims[0], dims[1], dims[2], dims[3]);
+        TU_FOR_EACH_BACKEND(h, bk)
+        {
+            check_in_place(h, ip_large[k].algo, 0 /* INSTANCE */, UDNN_DATA_DOUBLE, TU_NCHW, 4,
+                           dims, shape);
+        }
+        return;
+    }
     int algo = _i % N_ALGOS, mode = (_i / N_ALGOS) % N_MODES;
     udnnDataType_t t = tu_float_types[_i % N_TYPES];
     tu_layout l = (tu_layout)(_i % N_LAYOUTS);
@@ -788,7 +828,7 @@ int main(void)
     tcase_add_loop_test(ops, test_hand_backward, 0, N_ALGOS * N_MODES * N_TYPES);
     tcase_add_loop_test(ops, test_single_channel, 0, N_ALGOS * N_TYPES);
     tcase_add_loop_test(ops, test_large_inputs, 0, 2 * N_TYPES);
-    tcase_add_loop_test(ops, test_in_place, 0, N_ALGOS * N_MODES * N_LAYOUTS);
+    tcase_add_loop_test(ops, test_in_place, 0, N_ALGOS * N_MODES * N_LAYOUTS + N_IP_LARGE);
     tcase_add_loop_test(ops, test_long_rows, 0, N_ALGOS * N_TYPES * 2);
     tcase_add_loop_test(ops, test_many_rounds, 0, N_ROUND_CASES);
     tcase_add_loop_test(ops, test_finite_differences, 0, N_ALGOS * N_MODES * N_LAYOUTS);
