@@ -701,27 +701,22 @@ static void check_in_place(udnnHandle_t h, udnnBackend_t be, int mode, udnnDataT
             tu_values(&b.save_inv, inv);
         }
         void *sm = saved ? ptr(&b.save_mean) : NULL, *si = saved ? ptr(&b.save_inv) : NULL;
-        /* dx over dy */
-        expect_grads(&b, mean, inv, ref, ds, db);
-        tu_ok(udnnBatchNormalizationBackward(h, b.mode, &one, &zero, &one, &zero, b.x.desc,
-                                             ptr(&b.x), b.dy.desc, ptr(&b.dy), b.dy.desc,
-                                             ptr(&b.dy), b.scale.desc, ptr(&b.scale),
-                                             ptr(&b.dscale), ptr(&b.dbias), eps_default, sm,
-                                             si));
-        describe(what, sizeof what, be, mode, t, l, s,
-                 saved ? "in place, dx over dy (saved)" : "in place, dx over dy");
-        tu_check_tensor(&b.dy, ref, what);
-        /* dx over x, from fresh dy */
-        tu_fill_uniform(&b.dy, -1.0, 1.0);
-        expect_grads(&b, mean, inv, ref, ds, db);
-        tu_ok(udnnBatchNormalizationBackward(h, b.mode, &one, &zero, &one, &zero, b.x.desc,
-                                             ptr(&b.x), b.dy.desc, ptr(&b.dy), b.x.desc,
-                                             ptr(&b.x), b.scale.desc, ptr(&b.scale),
-                                             ptr(&b.dscale), ptr(&b.dbias), eps_default, sm,
-                                             si));
-        describe(what, sizeof what, be, mode, t, l, s,
-                 saved ? "in place, dx over x (saved)" : "in place, dx over x");
-        tu_check_tensor(&b.x, ref, what);
+        /* dx over dy, then over x from fresh dy */
+        for (int v = 0; v < 2; v++) {
+            tu_tensor *out = v == 0 ? &b.dy : &b.x;
+            if (v == 1) tu_fill_uniform(&b.dy, -1.0, 1.0);
+            expect_grads(&b, mean, inv, ref, ds, db);
+            tu_ok(udnnBatchNormalizationBackward(h, b.mode, &one, &zero, &one, &zero, b.x.desc,
+                                                 ptr(&b.x), b.dy.desc, ptr(&b.dy), out->desc,
+                                                 ptr(out), b.scale.desc, ptr(&b.scale),
+                                                 ptr(&b.dscale), ptr(&b.dbias), eps_default, sm,
+                                                 si));
+            char how[48];
+            snprintf(how, sizeof how, "in place, dx over %s%s", v == 0 ? "dy" : "x",
+                     saved ? " (saved)" : "");
+            describe(what, sizeof what, be, mode, t, l, s, how);
+            tu_check_tensor(out, ref, what);
+        }
     }
 
     tu_fill_uniform(&b.x, -1.0, 3.0);
