@@ -598,20 +598,26 @@ END_TEST
  * C, H and W, group norm with one group): fewer sets than a GPU has
  * multiprocessors, each long enough that a block a set leaves most of the
  * device idle, so a GPU backend may split a set over several blocks whose
- * partial sums meet in scratch. */
+ * partial sums meet in scratch. few_long_k: the family's k for them. */
+static const int few_long_dims[4] = {2, 32, 32, 32};
+
+static int few_long_k(int fam)
+{
+    return fam == FAM_GROUP ? 1 : 3;
+}
+
 START_TEST(test_few_long_sets)
 {
     tu_seed_fresh();
     int fam = _i % N_FAMS;
     udnnDataType_t t = tu_float_types[(_i / N_FAMS) % N_TYPES];
     tu_layout l = (tu_layout)(_i / (N_FAMS * N_TYPES));
-    static const int dims[4] = {2, 32, 32, 32};
     TU_FOR_EACH_BACKEND(h, bk)
     {
         char what[160];
         snprintf(what, sizeof what, "%s %s %s %s few long sets", tu_backend_name(bk),
                  fam_names[fam], tu_dtype_name(t), tu_layout_name(l));
-        check_case(h, what, fam, fam == FAM_GROUP ? 1 : 3, t, l, 4, dims, 1e-2, 1);
+        check_case(h, what, fam, few_long_k(fam), t, l, 4, few_long_dims, 1e-2, 1);
     }
 }
 END_TEST
@@ -628,9 +634,9 @@ START_TEST(test_in_place)
     udnnDataType_t t = tu_float_types[(_i / N_FAMS) % N_TYPES];
     tu_layout l = (tu_layout)(_i / (N_FAMS * N_TYPES) % N_LAYOUTS);
     const int long_sets = _i >= N_FAMS * N_TYPES * N_LAYOUTS;
-    static const int small_dims[4] = {2, 6, 3, 5}, long_dims[4] = {2, 32, 32, 32};
-    const int *dims = long_sets ? long_dims : small_dims;
-    int k = long_sets ? (fam == FAM_GROUP ? 1 : 3) : (fam == FAM_GROUP ? 3 : 2);
+    static const int small_dims[4] = {2, 6, 3, 5};
+    const int *dims = long_sets ? few_long_dims : small_dims;
+    int k = long_sets ? few_long_k(fam) : (fam == FAM_GROUP ? 3 : 2);
     const double eps = 1e-2;
     TU_FOR_EACH_BACKEND(h, bk)
     {

@@ -16,6 +16,15 @@ static const char *const algo_names[] = {"fast", "accurate", "log"};
 static const udnnSoftmaxMode_t sm_modes[] = {UDNN_SOFTMAX_MODE_INSTANCE,
                                              UDNN_SOFTMAX_MODE_CHANNEL};
 static const char *const mode_names[] = {"instance", "channel"};
+#define MODE_INSTANCE 0 /* sm_modes' index of INSTANCE */
+
+/* algos' index of a */
+static int algo_index(udnnSoftmaxAlgorithm_t a)
+{
+    int i = 0;
+    while (algos[i] != a) i++;
+    return i;
+}
 #define N_ALGOS 3
 #define N_MODES 2
 #define N_TYPES 4
@@ -401,18 +410,18 @@ static void check_in_place(udnnHandle_t h, int algo, int mode, udnnDataType_t t,
  * too long for a team's registers, as an H100 (132 multiprocessors)
  * chooses them: sm_keep_kernel's grid is 264 blocks there. */
 static const struct {
-    int algo;
+    udnnSoftmaxAlgorithm_t algo;
     int dims[4];
 } ip_large[] = {
     /* 528 rows of 8194, enough for a block each: the forward's
      * sm_keep_kernel with no vectors held in shared memory, the
      * backward's with; a row is 4097 16-byte vectors, one more than a
      * block holds, so 2 items, 1056 in all: 4 rounds of the grid */
-    {1, {528, 2, 17, 241}},
+    {UDNN_SOFTMAX_ACCURATE, {528, 2, 17, 241}},
     /* one row of 3264000: more items than sm_keep_kernel's grid (266
      * forward with vectors in shared memory, 399 without; 399 backward),
      * so sm_rows_part_kernel and sm_rows_final_kernel take it */
-    {2, {1, 2, 1280, 1275}},
+    {UDNN_SOFTMAX_LOG, {1, 2, 1280, 1275}},
 };
 #define N_IP_LARGE ((int)(sizeof ip_large / sizeof *ip_large))
 
@@ -428,8 +437,8 @@ START_TEST(test_in_place)
         snprintf(shape, sizeof shape, "%dx%dx%dx%d", dims[0], dims[1], dims[2], dims[3]);
         TU_FOR_EACH_BACKEND(h, bk)
         {
-            check_in_place(h, ip_large[k].algo, 0 /* INSTANCE */, UDNN_DATA_DOUBLE, TU_NCHW, 4,
-                           dims, shape);
+            check_in_place(h, algo_index(ip_large[k].algo), MODE_INSTANCE, UDNN_DATA_DOUBLE,
+                           TU_NCHW, 4, dims, shape);
         }
         return;
     }
@@ -505,14 +514,12 @@ static const struct {
 START_TEST(test_many_rounds)
 {
     tu_seed_fresh();
-    const int instance = 0;
-    int algo = 0;
-    while (algos[algo] != round_cases[_i].algo) algo++;
-    ck_assert_int_eq(sm_modes[instance], UDNN_SOFTMAX_MODE_INSTANCE);
+    const int algo = algo_index(round_cases[_i].algo);
+    ck_assert_int_eq(sm_modes[MODE_INSTANCE], UDNN_SOFTMAX_MODE_INSTANCE);
     TU_FOR_EACH_BACKEND(h, bk)
     {
         if (bk != UDNN_BACKEND_CPU)
-            check_dims(h, bk, algo, instance, round_cases[_i].type, TU_NCHW, 4, round_dims,
+            check_dims(h, bk, algo, MODE_INSTANCE, round_cases[_i].type, TU_NCHW, 4, round_dims,
                        "80x24x64x64", 1.0, 0.0, fill_spread);
     }
 }
