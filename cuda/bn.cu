@@ -174,7 +174,7 @@ __device__ __forceinline__ void bn_load(const T *p, int64_t off, C (&v)[V])
         v[0] = (C)io<T>::ld(p[off]);
     } else {
         const udnn_gpu_vec<T> w = *(const udnn_gpu_vec<T> *)(p + off);
-        for (int k = 0; k < V; k++) v[k] = (C)io<T>::ld(w.v[k]);
+        for (int k = 0; k < V; k++) v[k] = (C)udnn_gpu_pack_ld(w, k);
     }
 }
 
@@ -338,9 +338,9 @@ __device__ __forceinline__ void bn_apply_vec(const bn_apply_args<T, C> &a, const
     const int V = 16 / sizeof(T);
 #pragma unroll
     for (int k = 0; k < V; k++) {
-        const C v = bn_value<C, BWD>(kc[ONE ? 0 : k], (C)io<T>::ld(xv.v[k]),
-                                     BWD ? (C)io<T>::ld(gv.v[k]) : C(0));
-        const C old = a.beta != C(0) ? (C)io<T>::ld(ov.v[k]) : C(0);
+        const C v = bn_value<C, BWD>(kc[ONE ? 0 : k], (C)udnn_gpu_pack_ld(xv, k),
+                                     BWD ? (C)udnn_gpu_pack_ld(gv, k) : C(0));
+        const C old = a.beta != C(0) ? (C)udnn_gpu_pack_ld(ov, k) : C(0);
         ov.v[k] = io<T>::st((S)udnn_gpu_scale_blend(v, a.alpha, a.beta, old));
     }
 }

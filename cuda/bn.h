@@ -239,9 +239,9 @@ __device__ __forceinline__ void bn_store_pack(T *out, const bn_coef<C> (&kc)[NK]
 #pragma unroll
     for (int e = 0; e < W; e++) {
         const bn_coef<C> &k = kc[NK == 1 ? 0 : e];
-        const C v =
-            bn_value<C, BWD>(k, (C)io<T>::ld(xv.v[e]), BWD ? (C)io<T>::ld(gv.v[e]) : C(0));
-        const C old = BLEND ? (C)io<T>::ld(o.v[e]) : C(0);
+        const C v = bn_value<C, BWD>(k, (C)udnn_gpu_pack_ld(xv, e),
+                                     BWD ? (C)udnn_gpu_pack_ld(gv, e) : C(0));
+        const C old = BLEND ? (C)udnn_gpu_pack_ld(o, e) : C(0);
         o.v[e] = io<T>::st((S)udnn_gpu_blend_if<BLEND>(v, alpha, beta, old));
     }
     bn_put<T, W>(out, o);

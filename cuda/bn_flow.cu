@@ -417,8 +417,8 @@ __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_
 #pragma unroll
         for (int e = 0; e < W; e++) {
             const int v = ROWS ? e : 0;
-            bn_accumulate<K, BWD>(acc + v * K, (SA)io<T>::ld(xv.v[e]) - (SA)shift[v],
-                                  BWD ? (SA)io<T>::ld(gv.v[e]) : SA(0));
+            bn_accumulate<K, BWD>(acc + v * K, (SA)udnn_gpu_pack_ld(xv, e) - (SA)shift[v],
+                                  BWD ? (SA)udnn_gpu_pack_ld(gv, e) : SA(0));
         }
     }
     double sum[NV];

@@ -159,8 +159,8 @@ __device__ __forceinline__ void bn_rows_add(S (&acc)[W * K], const P (&shift)[W]
 {
 #pragma unroll
     for (int e = 0; e < W; e++)
-        bn_accumulate<K, BWD>(acc + e * K, (S)io<T>::ld(xv.v[e]) - (S)shift[e],
-                              BWD ? (S)io<T>::ld(gv.v[e]) : S(0));
+        bn_accumulate<K, BWD>(acc + e * K, (S)udnn_gpu_pack_ld(xv, e) - (S)shift[e],
+                              BWD ? (S)udnn_gpu_pack_ld(gv, e) : S(0));
 }
 
 /* The block's sums of each channel into its row of partials: sum k of

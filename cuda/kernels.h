@@ -464,9 +464,30 @@ __device__ __forceinline__ void udnn_gpu_blend_store_pack(T *p, const typename i
     *(udnn_gpu_pack<T, N> *)p = udnn_gpu_blend_pack<T, N>(p, v, alpha, beta);
 }
 
-template <class T> struct alignas(16) udnn_gpu_vec {
-    T v[16 / sizeof(T)];
-};
+/* 16 bytes of T */
+template <class T> using udnn_gpu_vec = udnn_gpu_pack<T, 16 / sizeof(T)>;
+
+/* Element k of a pack as its compute value. A BFLOAT16 is the high half of
+ * a float, so a pair of them widens by a shift and a mask of their 32-bit
+ * word: widened one 16-bit value at a time, each word is split into two
+ * registers where it is loaded, so that packs held raw in registers cost as
+ * many registers as floats would, and the kernels holding them spill. */
+template <class T, int N>
+__device__ __forceinline__ typename io<T>::C udnn_gpu_pack_ld(const udnn_gpu_pack<T, N> &w, int k)
+{
+    return io<T>::ld(w.v[k]);
+}
+template <int N>
+__device__ __forceinline__ float udnn_gpu_pack_ld(const udnn_gpu_pack<udnnGpuBf16, N> &w, int k)
+{
+    if constexpr (N == 1) {
+        return io<udnnGpuBf16>::ld(w.v[0]);
+    } else {
+        unsigned word;
+        memcpy(&word, &w.v[k & ~1], sizeof word);
+        return udnnGpuBitsToFloat(k & 1 ? word & 0xffff0000u : word << 16);
+    }
+}
 
 /* out[i] = f(in, old) for i < n where every tensor is dense in the same
  * layout (udnn_gpu_same_dense), so i is a memory offset shared by all. f is

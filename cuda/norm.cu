@@ -265,7 +265,7 @@ __device__ __forceinline__ void nm_load(const T *p, int64_t off, typename io<T>:
         v[0] = io<T>::ld(p[off]);
     } else {
         const udnn_gpu_vec<T> w = *(const udnn_gpu_vec<T> *)(p + off);
-        for (int k = 0; k < V; k++) v[k] = io<T>::ld(w.v[k]);
+        for (int k = 0; k < V; k++) v[k] = udnn_gpu_pack_ld(w, k);
     }
 }
 
@@ -853,7 +853,7 @@ __global__ void __launch_bounds__(NM_ROW_THREADS) nm_fwd_rows(nm_row_args<T> a)
     for (int k = 0; k < NM_FWD_NV; k++)
         if (live && tx + k * tw < items)
             for (int e = 0; e < V; e++) {
-                const double d = (double)io<T>::ld(r[k].v[e]) - shift;
+                const double d = (double)udnn_gpu_pack_ld(r[k], e) - shift;
                 s[0] += d;
                 s[1] += d * d;
             }
@@ -878,7 +878,7 @@ __global__ void __launch_bounds__(NM_ROW_THREADS) nm_fwd_rows(nm_row_args<T> a)
         if (a.bias != NULL) nm_load_param<P, C, V>(a.bias, j, a.pstep, bi);
         R o;
         for (int e = 0; e < V; e++) {
-            C v = (((C)io<T>::ld(r[k].v[e]) - hi) - lo) * invc * sc[e];
+            C v = (((C)udnn_gpu_pack_ld(r[k], e) - hi) - lo) * invc * sc[e];
             if (a.bias != NULL) v += bi[e];
             o.v[e] = io<T>::st(v);
         }
@@ -991,8 +991,8 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
                 for (int e = 0; e < V; e++) {
                     xh[i][k][e] = g[i][k][e] = W(0);
                     if (!live || tx + k * tw >= items) continue;
-                    const W gw = (W)io<T>::ld(gr[i][k].v[e]);
-                    xh[i][k][e] = ((W)io<T>::ld(xr[i][k].v[e]) - mean[i]) * inv[i];
+                    const W gw = (W)udnn_gpu_pack_ld(gr[i][k], e);
+                    xh[i][k][e] = ((W)udnn_gpu_pack_ld(xr[i][k], e) - mean[i]) * inv[i];
                     g[i][k][e] = udnnGpuMulRn(gw, sc[(k * V + e) * tw + tx]);
                     q[2 * i] += g[i][k][e];
                     q[2 * i + 1] += g[i][k][e] * xh[i][k][e];
@@ -1000,7 +1000,7 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
                         pds[k][e] += gw * xh[i][k][e];
                         pdb[k][e] += gw;
                     } else {
-                        ds[k][e] += DT ? nm_dscale_term(gw, io<T>::ld(xr[i][k].v[e]), mean[i],
+                        ds[k][e] += DT ? nm_dscale_term(gw, udnn_gpu_pack_ld(xr[i][k], e), mean[i],
                                                         inv[i])
                                        : (double)(gw * xh[i][k][e]);
                         db[k][e] += (double)gw;
@@ -1136,8 +1136,8 @@ __global__ void __launch_bounds__(NM_WIDE_THREADS, NM_WIDE_MINB) nm_bwd_wide(nm_
         for (int k = 0; k < NV; k++)
             for (int e = 0; e < V; e++) {
                 if (tx + k * tw >= items) continue;
-                const C gw = io<T>::ld(gr[k].v[e]);
-                const C xh = (io<T>::ld(xr[k].v[e]) - mean) * inv;
+                const C gw = udnn_gpu_pack_ld(gr[k], e);
+                const C xh = (udnn_gpu_pack_ld(xr[k], e) - mean) * inv;
                 const C g = udnnGpuMulRn(gw, sc[(k * V + e) * tw + tx]);
                 q[0] += g;
                 q[1] += g * xh;
@@ -1154,8 +1154,8 @@ __global__ void __launch_bounds__(NM_WIDE_THREADS, NM_WIDE_MINB) nm_bwd_wide(nm_
             if (tx + k * tw >= items) continue;
             RV o;
             for (int e = 0; e < V; e++) {
-                const C gw = io<T>::ld(gr[k].v[e]);
-                const C xh = (io<T>::ld(xr[k].v[e]) - mean) * inv;
+                const C gw = udnn_gpu_pack_ld(gr[k], e);
+                const C xh = (udnn_gpu_pack_ld(xr[k], e) - mean) * inv;
                 const C g = udnnGpuMulRn(gw, sc[(k * V + e) * tw + tx]);
                 o.v[e] = io<T>::st((C)(inv * ((g - mean_g) - xh * mean_gx)));
             }

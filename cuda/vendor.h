@@ -55,6 +55,8 @@ typedef __nv_bfloat16 udnnGpuBf16;
 #define udnnGpuFloatToHalf __float2half_rn
 #define udnnGpuBf16ToFloat __bfloat162float
 #define udnnGpuFloatToBf16 __float2bfloat16_rn
+/* a 32-bit word's bits read as a float */
+#define udnnGpuBitsToFloat __uint_as_float
 
 /* Pairs of 16-bit values in one 32-bit register, and the paired
  * operations on them that find maxima and where they are: the maximum of
