@@ -457,6 +457,87 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_split(nm_fwd_args<T> a)
                           p.hi);
 }
 
+/* Few long sets read once, in one cooperative launch (NM_KEEP; not yet
+ * measured, so off by default): range b of the split (nm_split_chunks,
+ * with ranges of at most NM_KEEP_HELD items a thread) is held in its
+ * block's registers; the block adds its partial, raises its set's count,
+ * waits for the set's other ranges, joins the partials in range order and
+ * writes y from the registers: x read once where the two launches read it
+ * twice. Range b runs on block b % grid in round b / grid, and a set has
+ * no more ranges than the grid, as softmax's sm_keep_kernel: a range
+ * waits only for ranges of its round or of rounds before. y may be x: a
+ * set's blocks read their x and its shift before they count in, and write
+ * only after every one has. */
+#ifndef NM_KEEP
+#define NM_KEEP 0
+#endif
+#define NM_KEEP_HELD 8 /* items a thread holds */
+#define NM_KEEP_MINB 2 /* blocks a multiprocessor */
+
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_MAX_TEAM, NM_KEEP_MINB)
+    nm_fwd_keep(nm_fwd_args<T> a, uint32_t *count)
+{
+    typedef typename io<T>::C C;
+    typedef typename nm_param<T>::P P;
+    typedef udnn_gpu_pack<T, V> R;
+    __shared__ double red[NM_RED_SLOTS];
+    const int64_t ranges = a.nsets * a.chunks;
+    for (int64_t b = blockIdx.x; b < ranges; b += gridDim.x) {
+        const nm_part<I> p = nm_part_of<I>(a, b);
+        const T *x = a.x + p.so[N_X];
+        const double shift = nm_fwd_shift(a, x);
+        R r[NM_KEEP_HELD];
+        double s1 = 0.0, s2 = 0.0;
+#pragma unroll
+        for (int k = 0; k < NM_KEEP_HELD; k++) {
+            const I j = p.lo + (I)threadIdx.x + (I)k * (I)blockDim.x;
+            if (j >= p.hi) continue;
+            int64_t o[1];
+            nm_elem<I, 1, V>(a.inner, j, o);
+            r[k] = *(const R *)(x + o[N_X]);
+            for (int e = 0; e < V; e++) {
+                const double d = (double)udnn_gpu_pack_ld(r[k], e) - shift;
+                s1 += d;
+                s2 += d * d;
+            }
+        }
+        s1 = nm_team_sum(s1, red);
+        s2 = nm_team_sum(s2, red);
+        if (threadIdx.x == 0) {
+            nm_put_part(a.partial, b, s1, s2);
+            __threadfence(); /* the partial before the count */
+            if (atomicAdd(&count[p.set], 1u) != (uint32_t)a.chunks - 1u)
+                udnn_gpu_spin_until(&count[p.set], (uint32_t)a.chunks);
+            __threadfence(); /* the partials after the count */
+        }
+        __syncthreads();
+        const volatile double *q = a.partial + 2 * p.set * a.chunks;
+        s1 = s2 = 0.0;
+        for (int64_t i = 0; i < a.chunks; i++) {
+            s1 += q[2 * i];
+            s2 += q[2 * i + 1];
+        }
+        const nm_stats<C> f = nm_fwd_finish(a, s1, s2, shift, p.so[N_ST], p.k == 0);
+        const P *scale = a.scale + p.so[N_P], *bias = a.bias != NULL ? a.bias + p.so[N_P] : NULL;
+        T *y = a.y + p.so[N_OUT];
+#pragma unroll
+        for (int k = 0; k < NM_KEEP_HELD; k++) {
+            const I j = p.lo + (I)threadIdx.x + (I)k * (I)blockDim.x;
+            if (j >= p.hi) continue;
+            int64_t o[4];
+            nm_elem<I, 4, V>(a.inner, j, o);
+            C v[V];
+            for (int e = 0; e < V; e++) {
+                const int64_t po = o[N_P] + e * a.pstep;
+                v[e] = (((C)udnn_gpu_pack_ld(r[k], e) - f.hi) - f.lo) * f.inv * (C)scale[po];
+                if (bias != NULL) v[e] += (C)bias[po];
+            }
+            nm_store<T, V>(y, o[N_OUT], v);
+        }
+    }
+}
+
 /* ---- backward: dx ---------------------------------------------------------------------------- */
 
 template <class T> struct nm_bwd_args {
@@ -1489,6 +1570,39 @@ template <class T, class L> static void nm_by_index(bool small, bool vec, L &&la
     else launch((uint32_t)0, std::integral_constant<int, 1>{});
 }
 
+/* nm_fwd_keep for a's split, with ranges cut to NM_KEEP_HELD items a
+ * thread: 1 when it launched (*st its status), 0 where a set would need
+ * more ranges than the grid or the partials and counts outgrow scratch. */
+template <class T, class I, int V>
+static int nm_fwd_keep_launch(const udnn_gpu_context *c, nm_fwd_args<T> a, udnnStatus_t *st)
+{
+    static int occupancy;
+    const int64_t grid =
+        c->sm_count * udnn_gpu_occupancy(nm_fwd_keep<T, I, V>, NM_MAX_TEAM, 0, &occupancy);
+    const int64_t held = (int64_t)NM_KEEP_HELD * NM_MAX_TEAM;
+    if (a.chunks < (a.inner.size + held - 1) / held) a.chunks = (a.inner.size + held - 1) / held;
+    if (a.chunks > grid) return 0;
+    a.chunk = (a.inner.size + a.chunks - 1) / a.chunks;
+    const size_t parts = udnn_gpu_align256((size_t)(2 * a.nsets * a.chunks) * sizeof(double));
+    if (parts > c->scratch_bytes ||
+        (size_t)a.nsets * sizeof(uint32_t) > c->scratch_bytes - parts)
+        return 0;
+    uint32_t *count = (uint32_t *)((char *)c->scratch + parts);
+    udnnGpuError_t e =
+        udnnGpuMemsetAsync(count, 0, (size_t)a.nsets * sizeof(uint32_t), c->stream);
+    if (e == udnnGpuSuccess) {
+        const int64_t ranges = a.nsets * a.chunks;
+        const unsigned blocks = (unsigned)(grid < ranges ? grid : ranges);
+        void *args[] = {&a, &count};
+        e = udnnGpuLaunchCooperativeKernel(nm_fwd_keep<T, I, V>, blocks, NM_MAX_TEAM, args, 0,
+                                           c->stream);
+    }
+    *st = e == udnnGpuSuccess ? UDNN_STATUS_SUCCESS
+                              : udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
+                                              "launching the norm's one-read kernel");
+    return 1;
+}
+
 template <class T>
 static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_problem *p)
 {
@@ -1518,13 +1632,16 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
     const bool small = nm_small(a.nsets * a.size);
     const bool vec = small && nm_vectorize(&g.sets, &g.inner, ptrs, slots, 2, sizeof(T), &a.inner);
     if (const unsigned blocks = nm_split_setup(c, a)) {
+        int kept = 0;
         nm_by_index<T>(small, vec, [&](auto i, auto v) {
             typedef decltype(i) I;
             constexpr int V = decltype(v)::value;
+            if constexpr (NM_KEEP) kept = nm_fwd_keep_launch<T, I, V>(c, a, &st);
+            if (kept) return;
             nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             nm_fwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
         });
-        return udnn_gpu_launched();
+        return kept ? st : udnn_gpu_launched();
     }
     dim3 grid, block;
     nm_team_launch(a.nsets, a.inner.size, &grid, &block);
