@@ -474,6 +474,18 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_split(nm_fwd_args<T> a)
 #define NM_KEEP_HELD 8 /* items a thread holds */
 #define NM_KEEP_MINB 2 /* blocks a multiprocessor */
 
+/* The offsets (first NT slots) of the k-th item the thread holds of range
+ * p; false past the range's end. */
+template <class I, int NT, int V, class A>
+__device__ __forceinline__ bool nm_held_at(const A &a, const nm_part<I> &p, int k,
+                                           int64_t (&o)[NT])
+{
+    const I j = p.lo + (I)threadIdx.x + (I)k * (I)blockDim.x;
+    if (j >= p.hi) return false;
+    nm_elem<I, NT, V>(a.inner, j, o);
+    return true;
+}
+
 template <class T, class I, int V>
 __global__ void __launch_bounds__(NM_MAX_TEAM, NM_KEEP_MINB)
     nm_fwd_keep(nm_fwd_args<T> a, uint32_t *count)
@@ -491,10 +503,8 @@ __global__ void __launch_bounds__(NM_MAX_TEAM, NM_KEEP_MINB)
         double s1 = 0.0, s2 = 0.0;
 #pragma unroll
         for (int k = 0; k < NM_KEEP_HELD; k++) {
-            const I j = p.lo + (I)threadIdx.x + (I)k * (I)blockDim.x;
-            if (j >= p.hi) continue;
             int64_t o[1];
-            nm_elem<I, 1, V>(a.inner, j, o);
+            if (!nm_held_at<I, 1, V>(a, p, k, o)) continue;
             r[k] = *(const R *)(x + o[N_X]);
             for (int e = 0; e < V; e++) {
                 const double d = (double)udnn_gpu_pack_ld(r[k], e) - shift;
@@ -523,10 +533,8 @@ __global__ void __launch_bounds__(NM_MAX_TEAM, NM_KEEP_MINB)
         T *y = a.y + p.so[N_OUT];
 #pragma unroll
         for (int k = 0; k < NM_KEEP_HELD; k++) {
-            const I j = p.lo + (I)threadIdx.x + (I)k * (I)blockDim.x;
-            if (j >= p.hi) continue;
             int64_t o[4];
-            nm_elem<I, 4, V>(a.inner, j, o);
+            if (!nm_held_at<I, 4, V>(a, p, k, o)) continue;
             C v[V];
             for (int e = 0; e < V; e++) {
                 const int64_t po = o[N_P] + e * a.pstep;
