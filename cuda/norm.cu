@@ -471,8 +471,33 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_split(nm_fwd_args<T> a)
 #ifndef NM_KEEP
 #define NM_KEEP 0
 #endif
-#define NM_KEEP_HELD 8 /* items a thread holds */
+#define NM_KEEP_HELD 8     /* items a thread holds */
+#define NM_KEEP_HELD_BWD 4 /* items of x and of dy a thread holds backward */
 #define NM_KEEP_MINB 2 /* blocks a multiprocessor */
+
+/* Range b's two block sums (s1, s2) into the partials; once its set's
+ * ranges are all in (count[set] raised by each), the set's sums, joined in
+ * range order: the same bits in every block of the set. Every thread of
+ * the block calls it. */
+template <class A>
+__device__ __forceinline__ void nm_keep_join(const A &a, int64_t b, int64_t set, uint32_t *count,
+                                             double &s1, double &s2)
+{
+    if (threadIdx.x == 0) {
+        nm_put_part(a.partial, b, s1, s2);
+        __threadfence(); /* the partial before the count */
+        if (atomicAdd(&count[set], 1u) != (uint32_t)a.chunks - 1u)
+            udnn_gpu_spin_until(&count[set], (uint32_t)a.chunks);
+        __threadfence(); /* the partials after the count */
+    }
+    __syncthreads();
+    const volatile double *q = a.partial + 2 * set * a.chunks;
+    s1 = s2 = 0.0;
+    for (int64_t i = 0; i < a.chunks; i++) {
+        s1 += q[2 * i];
+        s2 += q[2 * i + 1];
+    }
+}
 
 /* The offsets (first NT slots) of the k-th item the thread holds of range
  * p; false past the range's end. */
@@ -514,20 +539,7 @@ __global__ void __launch_bounds__(NM_MAX_TEAM, NM_KEEP_MINB)
         }
         s1 = nm_team_sum(s1, red);
         s2 = nm_team_sum(s2, red);
-        if (threadIdx.x == 0) {
-            nm_put_part(a.partial, b, s1, s2);
-            __threadfence(); /* the partial before the count */
-            if (atomicAdd(&count[p.set], 1u) != (uint32_t)a.chunks - 1u)
-                udnn_gpu_spin_until(&count[p.set], (uint32_t)a.chunks);
-            __threadfence(); /* the partials after the count */
-        }
-        __syncthreads();
-        const volatile double *q = a.partial + 2 * p.set * a.chunks;
-        s1 = s2 = 0.0;
-        for (int64_t i = 0; i < a.chunks; i++) {
-            s1 += q[2 * i];
-            s2 += q[2 * i + 1];
-        }
+        nm_keep_join(a, b, p.set, count, s1, s2);
         const nm_stats<C> f = nm_fwd_finish(a, s1, s2, shift, p.so[N_ST], p.k == 0);
         const P *scale = a.scale + p.so[N_P], *bias = a.bias != NULL ? a.bias + p.so[N_P] : NULL;
         T *y = a.y + p.so[N_OUT];
@@ -680,6 +692,64 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_bwd_split(nm_bwd_args<T> a)
     double sg, sgx;
     nm_join_parts(a.partial, p.set, a.chunks, sg, sgx);
     nm_bwd_write<T, I, V>(a, p.so, nm_bwd_set_of<T>(a, p.so), sg, sgx, p.lo, p.hi);
+}
+
+/* Few long sets read once backward (NM_KEEP), as nm_fwd_keep: range b's
+ * x and dy held in registers (NM_KEEP_HELD_BWD items a thread) while its
+ * set's sums come in, then dx from them. dx may be x or dy: it is written
+ * after every range of the set has read both. */
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_MAX_TEAM, NM_KEEP_MINB)
+    nm_bwd_keep(nm_bwd_args<T> a, uint32_t *count)
+{
+    typedef typename nm_wide<T>::W W;
+    typedef typename io<T>::C C;
+    typedef udnn_gpu_pack<T, V> R;
+    __shared__ W red[NM_RED_SLOTS];
+    const int64_t ranges = a.nsets * a.chunks;
+    for (int64_t b = blockIdx.x; b < ranges; b += gridDim.x) {
+        const nm_part<I> p = nm_part_of<I>(a, b);
+        const nm_bwd_set<W> st = nm_bwd_set_of<T>(a, p.so);
+        const T *x = a.x + p.so[N_X], *dy = a.dy + p.so[N_DY];
+        const typename nm_param<T>::P *scale = a.scale + p.so[N_P];
+        /* g = dy * scale, rounded alone: the same bits in both passes */
+        auto g_of = [&](const R &gv, int e, const int64_t(&o)[4]) {
+            return udnnGpuMulRn((W)udnn_gpu_pack_ld(gv, e), (W)scale[o[N_P] + e * a.pstep]);
+        };
+        auto xhat_of = [&](const R &xv, int e) {
+            return ((W)udnn_gpu_pack_ld(xv, e) - st.mean) * st.inv;
+        };
+        R xr[NM_KEEP_HELD_BWD], gr[NM_KEEP_HELD_BWD];
+        W sg = W(0), sgx = W(0);
+#pragma unroll
+        for (int k = 0; k < NM_KEEP_HELD_BWD; k++) {
+            int64_t o[4];
+            if (!nm_held_at<I, 4, V>(a, p, k, o)) continue;
+            xr[k] = *(const R *)(x + o[N_X]);
+            gr[k] = *(const R *)(dy + o[N_DY]);
+            for (int e = 0; e < V; e++) {
+                const W g = g_of(gr[k], e, o);
+                sg += g;
+                sgx += g * xhat_of(xr[k], e);
+            }
+        }
+        sg = nm_team_sum(sg, red);
+        sgx = nm_team_sum(sgx, red);
+        double s1 = (double)sg, s2 = (double)sgx;
+        nm_keep_join(a, b, p.set, count, s1, s2);
+        const double n = (double)a.size;
+        const W mean_g = a.rms ? W(0) : (W)(s1 / n), mean_gx = (W)(s2 / n);
+        T *dx = a.dx + p.so[N_OUT];
+#pragma unroll
+        for (int k = 0; k < NM_KEEP_HELD_BWD; k++) {
+            int64_t o[4];
+            if (!nm_held_at<I, 4, V>(a, p, k, o)) continue;
+            C v[V];
+            for (int e = 0; e < V; e++)
+                v[e] = (C)(st.inv * ((g_of(gr[k], e, o) - mean_g) - xhat_of(xr[k], e) * mean_gx));
+            nm_store<T, V>(dx, o[N_OUT], v);
+        }
+    }
 }
 
 /* ---- backward: dscale and dbias --------------------------------------------------------- */
@@ -1578,16 +1648,16 @@ template <class T, class L> static void nm_by_index(bool small, bool vec, L &&la
     else launch((uint32_t)0, std::integral_constant<int, 1>{});
 }
 
-/* nm_fwd_keep for a's split, with ranges cut to NM_KEEP_HELD items a
- * thread: 1 when it launched (*st its status), 0 where a set would need
- * more ranges than the grid or the partials and counts outgrow scratch. */
-template <class T, class I, int V>
-static int nm_fwd_keep_launch(const udnn_gpu_context *c, nm_fwd_args<T> a, udnnStatus_t *st)
+/* kernel (nm_fwd_keep or nm_bwd_keep) for a's split, with ranges cut to
+ * `held` items a thread (*occupancy: its resident blocks, cached): 1 when
+ * it launched (*st its status), 0 where a set would need more ranges than
+ * the grid or the partials and counts outgrow scratch. */
+template <class A>
+static int nm_keep_launch(const udnn_gpu_context *c, A a, void (*kernel)(A, uint32_t *),
+                          int64_t held, int *occupancy, udnnStatus_t *st)
 {
-    static int occupancy;
-    const int64_t grid =
-        c->sm_count * udnn_gpu_occupancy(nm_fwd_keep<T, I, V>, NM_MAX_TEAM, 0, &occupancy);
-    const int64_t held = (int64_t)NM_KEEP_HELD * NM_MAX_TEAM;
+    const int64_t grid = c->sm_count * udnn_gpu_occupancy(kernel, NM_MAX_TEAM, 0, occupancy);
+    held *= NM_MAX_TEAM;
     if (a.chunks < (a.inner.size + held - 1) / held) a.chunks = (a.inner.size + held - 1) / held;
     if (a.chunks > grid) return 0;
     a.chunk = (a.inner.size + a.chunks - 1) / a.chunks;
@@ -1602,8 +1672,7 @@ static int nm_fwd_keep_launch(const udnn_gpu_context *c, nm_fwd_args<T> a, udnnS
         const int64_t ranges = a.nsets * a.chunks;
         const unsigned blocks = (unsigned)(grid < ranges ? grid : ranges);
         void *args[] = {&a, &count};
-        e = udnnGpuLaunchCooperativeKernel(nm_fwd_keep<T, I, V>, blocks, NM_MAX_TEAM, args, 0,
-                                           c->stream);
+        e = udnnGpuLaunchCooperativeKernel(kernel, blocks, NM_MAX_TEAM, args, 0, c->stream);
     }
     *st = e == udnnGpuSuccess ? UDNN_STATUS_SUCCESS
                               : udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
@@ -1644,7 +1713,10 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
         nm_by_index<T>(small, vec, [&](auto i, auto v) {
             typedef decltype(i) I;
             constexpr int V = decltype(v)::value;
-            if constexpr (NM_KEEP) kept = nm_fwd_keep_launch<T, I, V>(c, a, &st);
+            if constexpr (NM_KEEP) {
+                static int occupancy;
+                kept = nm_keep_launch(c, a, nm_fwd_keep<T, I, V>, NM_KEEP_HELD, &occupancy, &st);
+            }
             if (kept) return;
             nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             nm_fwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
@@ -1743,13 +1815,20 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
     /* the parameter gradients' partials in scratch were consumed by their
      * finish, earlier in the stream */
     if (const unsigned blocks = nm_split_setup(c, a)) {
+        int kept = 0;
         nm_by_index<T>(small, vec, [&](auto i, auto v) {
             typedef decltype(i) I;
             constexpr int V = decltype(v)::value;
+            if constexpr (NM_KEEP) {
+                static int occupancy;
+                kept = nm_keep_launch(c, a, nm_bwd_keep<T, I, V>, NM_KEEP_HELD_BWD, &occupancy,
+                                      &st);
+            }
+            if (kept) return;
             nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             nm_bwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
         });
-        return udnn_gpu_launched();
+        return kept ? st : udnn_gpu_launched();
     }
     dim3 grid, block;
     nm_team_launch(a.nsets, a.inner.size, &grid, &block);
