@@ -281,6 +281,24 @@ __device__ __forceinline__ void nm_store(T *p, int64_t off, const typename io<T>
     }
 }
 
+/* One element's terms of a set's shifted sums: v - shift and its square. */
+__device__ __forceinline__ void nm_fwd_add(double v, double shift, double &s1, double &s2)
+{
+    const double d = v - shift;
+    s1 += d;
+    s2 += d * d;
+}
+
+/* y of an element x with parameters at po (bias NULL: none). */
+template <class C, class P>
+__device__ __forceinline__ C nm_fwd_value(C x, const nm_stats<C> &f, const P *scale, const P *bias,
+                                          int64_t po)
+{
+    C v = ((x - f.hi) - f.lo) * f.inv * (C)scale[po];
+    if (bias != NULL) v += (C)bias[po];
+    return v;
+}
+
 /* A set's shifted sums over items lo, lo + tw, ... below hi (the
  * calling thread's share); sums in double for every type: a mean near 0
  * is a small remainder of them, yet saved to the tolerance of FLOAT
@@ -296,11 +314,7 @@ __device__ __forceinline__ void nm_fwd_sums(const nm_fwd_args<T> &a, const T *x,
         nm_elem<I, 1, V>(a.inner, j, o);
         C v[V];
         nm_load<T, V>(x, o[N_X], v);
-        for (int k = 0; k < V; k++) {
-            const double d = (double)v[k] - shift;
-            s1 += d;
-            s2 += d * d;
-        }
+        for (int k = 0; k < V; k++) nm_fwd_add((double)v[k], shift, s1, s2);
     }
 }
 
@@ -343,12 +357,7 @@ __device__ __forceinline__ void nm_fwd_write(const nm_fwd_args<T> &a, const int6
         nm_elem<I, 4, V>(a.inner, j, o);
         C v[V];
         nm_load<T, V>(x, o[N_X], v);
-        for (int k = 0; k < V; k++) {
-            const int64_t po = o[N_P] + k * a.pstep;
-            const C xhat = ((v[k] - f.hi) - f.lo) * f.inv;
-            v[k] = xhat * (C)scale[po];
-            if (bias != NULL) v[k] += (C)bias[po];
-        }
+        for (int k = 0; k < V; k++) v[k] = nm_fwd_value(v[k], f, scale, bias, o[N_P] + k * a.pstep);
         nm_store<T, V>(y, o[N_OUT], v);
     }
 }
@@ -410,11 +419,14 @@ __device__ __forceinline__ void nm_put_part(double *partial, int64_t b, double s
 }
 
 /* A split set's two sums: its ranges' partials joined in range order, so
- * that every block of the set gets the same bits. */
-__device__ __forceinline__ void nm_join_parts(const double *partial, int64_t set, int64_t chunks,
-                                              double &s1, double &s2)
+ * that every block of the set gets the same bits. Q: const double, or
+ * const volatile double for partials other blocks of the running launch
+ * wrote. */
+template <class Q>
+__device__ __forceinline__ void nm_join_parts(Q *partial, int64_t set, int64_t chunks, double &s1,
+                                              double &s2)
 {
-    const double *p = partial + 2 * set * chunks;
+    Q *p = partial + 2 * set * chunks;
     s1 = s2 = 0.0;
     for (int64_t i = 0; i < chunks; i++) {
         s1 += p[2 * i];
@@ -491,12 +503,7 @@ __device__ __forceinline__ void nm_keep_join(const A &a, int64_t b, int64_t set,
         __threadfence(); /* the partials after the count */
     }
     __syncthreads();
-    const volatile double *q = a.partial + 2 * set * a.chunks;
-    s1 = s2 = 0.0;
-    for (int64_t i = 0; i < a.chunks; i++) {
-        s1 += q[2 * i];
-        s2 += q[2 * i + 1];
-    }
+    nm_join_parts((const volatile double *)a.partial, set, a.chunks, s1, s2);
 }
 
 /* The offsets (first NT slots) of the k-th item the thread holds of range
@@ -531,11 +538,8 @@ __global__ void __launch_bounds__(NM_MAX_TEAM, NM_KEEP_MINB)
             int64_t o[1];
             if (!nm_held_at<I, 1, V>(a, p, k, o)) continue;
             r[k] = *(const R *)(x + o[N_X]);
-            for (int e = 0; e < V; e++) {
-                const double d = (double)udnn_gpu_pack_ld(r[k], e) - shift;
-                s1 += d;
-                s2 += d * d;
-            }
+            for (int e = 0; e < V; e++)
+                nm_fwd_add((double)udnn_gpu_pack_ld(r[k], e), shift, s1, s2);
         }
         s1 = nm_team_sum(s1, red);
         s2 = nm_team_sum(s2, red);
@@ -548,11 +552,9 @@ __global__ void __launch_bounds__(NM_MAX_TEAM, NM_KEEP_MINB)
             int64_t o[4];
             if (!nm_held_at<I, 4, V>(a, p, k, o)) continue;
             C v[V];
-            for (int e = 0; e < V; e++) {
-                const int64_t po = o[N_P] + e * a.pstep;
-                v[e] = (((C)udnn_gpu_pack_ld(r[k], e) - f.hi) - f.lo) * f.inv * (C)scale[po];
-                if (bias != NULL) v[e] += (C)bias[po];
-            }
+            for (int e = 0; e < V; e++)
+                v[e] = nm_fwd_value((C)udnn_gpu_pack_ld(r[k], e), f, scale, bias,
+                                    o[N_P] + e * a.pstep);
             nm_store<T, V>(y, o[N_OUT], v);
         }
     }
@@ -592,6 +594,34 @@ nm_bwd_set_of(const nm_bwd_args<T> &a, const int64_t (&so)[NM_SLOTS])
     return r;
 }
 
+/* g of an element dy with its scale at po, rounded alone: the sums and dx
+ * take the same bits */
+template <class W, class P> __device__ __forceinline__ W nm_bwd_g(W dy, const P *scale, int64_t po)
+{
+    return udnnGpuMulRn(dy, (W)scale[po]);
+}
+
+template <class W> __device__ __forceinline__ W nm_bwd_xhat(W x, const nm_bwd_set<W> &st)
+{
+    return (x - st.mean) * st.inv;
+}
+
+/* The set's mean(g) (0 for RMS) and mean(g * xhat) from its sums. */
+template <class T, class W>
+__device__ __forceinline__ void nm_bwd_means(const nm_bwd_args<T> &a, double sg, double sgx,
+                                             W &mean_g, W &mean_gx)
+{
+    const double n = (double)a.size;
+    mean_g = a.rms ? W(0) : (W)(sg / n);
+    mean_gx = (W)(sgx / n);
+}
+
+template <class W>
+__device__ __forceinline__ W nm_bwd_dx(const nm_bwd_set<W> &st, W g, W xhat, W mean_g, W mean_gx)
+{
+    return st.inv * ((g - mean_g) - xhat * mean_gx);
+}
+
 /* The calling thread's share of sum g and sum g * xhat over items lo, lo
  * + tw, ... below hi. */
 template <class T, class I, int V>
@@ -612,10 +642,9 @@ __device__ __forceinline__ void nm_bwd_sums(const nm_bwd_args<T> &a, const int64
         nm_load<T, V>(x, o[N_X], xv);
         nm_load<T, V>(dy, o[N_DY], gv);
         for (int k = 0; k < V; k++) {
-            /* rounded alone: the second pass recomputes these bits */
-            const W g = udnnGpuMulRn((W)gv[k], (W)scale[o[N_P] + k * a.pstep]);
+            const W g = nm_bwd_g((W)gv[k], scale, o[N_P] + k * a.pstep);
             sg += g;
-            sgx += g * (((W)xv[k] - st.mean) * st.inv);
+            sgx += g * nm_bwd_xhat((W)xv[k], st);
         }
     }
 }
@@ -630,8 +659,8 @@ __device__ __forceinline__ void nm_bwd_write(const nm_bwd_args<T> &a, const int6
     typedef typename io<T>::C C;
     const T *x = a.x + so[N_X], *dy = a.dy + so[N_DY];
     const typename nm_param<T>::P *scale = a.scale + so[N_P];
-    const double n = (double)a.size;
-    const W mean_g = a.rms ? W(0) : (W)(sg / n), mean_gx = (W)(sgx / n);
+    W mean_g, mean_gx;
+    nm_bwd_means(a, sg, sgx, mean_g, mean_gx);
     T *dx = a.dx + so[N_OUT];
 #pragma unroll 2
     for (I j = lo + (I)threadIdx.x; j < hi; j += (I)blockDim.x) {
@@ -641,9 +670,9 @@ __device__ __forceinline__ void nm_bwd_write(const nm_bwd_args<T> &a, const int6
         nm_load<T, V>(x, o[N_X], xv);
         nm_load<T, V>(dy, o[N_DY], gv);
         for (int k = 0; k < V; k++) {
-            const W xhat = ((W)xv[k] - st.mean) * st.inv;
-            const W g = udnnGpuMulRn((W)gv[k], (W)scale[o[N_P] + k * a.pstep]); /* as summed */
-            xv[k] = (C)(st.inv * ((g - mean_g) - xhat * mean_gx));
+            const W xhat = nm_bwd_xhat((W)xv[k], st);
+            const W g = nm_bwd_g((W)gv[k], scale, o[N_P] + k * a.pstep);
+            xv[k] = (C)nm_bwd_dx(st, g, xhat, mean_g, mean_gx);
         }
         nm_store<T, V>(dx, o[N_OUT], xv);
     }
@@ -712,12 +741,11 @@ __global__ void __launch_bounds__(NM_MAX_TEAM, NM_KEEP_MINB)
         const nm_bwd_set<W> st = nm_bwd_set_of<T>(a, p.so);
         const T *x = a.x + p.so[N_X], *dy = a.dy + p.so[N_DY];
         const typename nm_param<T>::P *scale = a.scale + p.so[N_P];
-        /* g = dy * scale, rounded alone: the same bits in both passes */
         auto g_of = [&](const R &gv, int e, const int64_t(&o)[4]) {
-            return udnnGpuMulRn((W)udnn_gpu_pack_ld(gv, e), (W)scale[o[N_P] + e * a.pstep]);
+            return nm_bwd_g((W)udnn_gpu_pack_ld(gv, e), scale, o[N_P] + e * a.pstep);
         };
         auto xhat_of = [&](const R &xv, int e) {
-            return ((W)udnn_gpu_pack_ld(xv, e) - st.mean) * st.inv;
+            return nm_bwd_xhat((W)udnn_gpu_pack_ld(xv, e), st);
         };
         R xr[NM_KEEP_HELD_BWD], gr[NM_KEEP_HELD_BWD];
         W sg = W(0), sgx = W(0);
@@ -737,8 +765,8 @@ __global__ void __launch_bounds__(NM_MAX_TEAM, NM_KEEP_MINB)
         sgx = nm_team_sum(sgx, red);
         double s1 = (double)sg, s2 = (double)sgx;
         nm_keep_join(a, b, p.set, count, s1, s2);
-        const double n = (double)a.size;
-        const W mean_g = a.rms ? W(0) : (W)(s1 / n), mean_gx = (W)(s2 / n);
+        W mean_g, mean_gx;
+        nm_bwd_means(a, s1, s2, mean_g, mean_gx);
         T *dx = a.dx + p.so[N_OUT];
 #pragma unroll
         for (int k = 0; k < NM_KEEP_HELD_BWD; k++) {
@@ -746,7 +774,7 @@ __global__ void __launch_bounds__(NM_MAX_TEAM, NM_KEEP_MINB)
             if (!nm_held_at<I, 4, V>(a, p, k, o)) continue;
             C v[V];
             for (int e = 0; e < V; e++)
-                v[e] = (C)(st.inv * ((g_of(gr[k], e, o) - mean_g) - xhat_of(xr[k], e) * mean_gx));
+                v[e] = (C)nm_bwd_dx(st, g_of(gr[k], e, o), xhat_of(xr[k], e), mean_g, mean_gx);
             nm_store<T, V>(dx, o[N_OUT], v);
         }
     }
@@ -1011,11 +1039,8 @@ __global__ void __launch_bounds__(NM_ROW_THREADS) nm_fwd_rows(nm_row_args<T> a)
 #pragma unroll
     for (int k = 0; k < NM_FWD_NV; k++)
         if (live && tx + k * tw < items)
-            for (int e = 0; e < V; e++) {
-                const double d = (double)udnn_gpu_pack_ld(r[k], e) - shift;
-                s[0] += d;
-                s[1] += d * d;
-            }
+            for (int e = 0; e < V; e++)
+                nm_fwd_add((double)udnn_gpu_pack_ld(r[k], e), shift, s[0], s[1]);
     nm_row_sum<double, 2>(s, red, 0);
     if (!live) return;
     const double dm = a.rms ? 0.0 : s[0] * a.rlen, mean = a.rms ? 0.0 : shift + dm;
