@@ -419,14 +419,11 @@ __device__ __forceinline__ void nm_put_part(double *partial, int64_t b, double s
 }
 
 /* A split set's two sums: its ranges' partials joined in range order, so
- * that every block of the set gets the same bits. Q: const double, or
- * const volatile double for partials other blocks of the running launch
- * wrote. */
-template <class Q>
-__device__ __forceinline__ void nm_join_parts(Q *partial, int64_t set, int64_t chunks, double &s1,
-                                              double &s2)
+ * that every block of the set gets the same bits. */
+__device__ __forceinline__ void nm_join_parts(const double *partial, int64_t set, int64_t chunks,
+                                              double &s1, double &s2)
 {
-    Q *p = partial + 2 * set * chunks;
+    const double *p = partial + 2 * set * chunks;
     s1 = s2 = 0.0;
     for (int64_t i = 0; i < chunks; i++) {
         s1 += p[2 * i];
@@ -467,97 +464,6 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_split(nm_fwd_args<T> a)
     const double shift = a.partial[2 * a.nsets * a.chunks + p.set];
     nm_fwd_write<T, I, V>(a, p.so, nm_fwd_finish(a, s1, s2, shift, p.so[N_ST], p.k == 0), p.lo,
                           p.hi);
-}
-
-/* Few long sets read once, in one cooperative launch (NM_KEEP; not yet
- * measured, so off by default): range b of the split (nm_split_chunks,
- * with ranges of at most NM_KEEP_HELD items a thread) is held in its
- * block's registers; the block adds its partial, raises its set's count,
- * waits for the set's other ranges, joins the partials in range order and
- * writes y from the registers: x read once where the two launches read it
- * twice. Range b runs on block b % grid in round b / grid, and a set has
- * no more ranges than the grid, as softmax's sm_keep_kernel: a range
- * waits only for ranges of its round or of rounds before. y may be x: a
- * set's blocks read their x and its shift before they count in, and write
- * only after every one has. */
-#ifndef NM_KEEP
-#define NM_KEEP 0
-#endif
-#define NM_KEEP_HELD 8     /* items a thread holds */
-#define NM_KEEP_HELD_BWD 4 /* items of x and of dy a thread holds backward */
-#define NM_KEEP_MINB 2 /* blocks a multiprocessor */
-
-/* Range b's two block sums (s1, s2) into the partials; once its set's
- * ranges are all in (count[set] raised by each), the set's sums, joined in
- * range order: the same bits in every block of the set. Every thread of
- * the block calls it. */
-template <class A>
-__device__ __forceinline__ void nm_keep_join(const A &a, int64_t b, int64_t set, uint32_t *count,
-                                             double &s1, double &s2)
-{
-    if (threadIdx.x == 0) {
-        nm_put_part(a.partial, b, s1, s2);
-        __threadfence(); /* the partial before the count */
-        if (atomicAdd(&count[set], 1u) != (uint32_t)a.chunks - 1u)
-            udnn_gpu_spin_until(&count[set], (uint32_t)a.chunks);
-        __threadfence(); /* the partials after the count */
-    }
-    __syncthreads();
-    nm_join_parts((const volatile double *)a.partial, set, a.chunks, s1, s2);
-}
-
-/* The offsets (first NT slots) of the k-th item the thread holds of range
- * p; false past the range's end. */
-template <class I, int NT, int V, class A>
-__device__ __forceinline__ bool nm_held_at(const A &a, const nm_part<I> &p, int k,
-                                           int64_t (&o)[NT])
-{
-    const I j = p.lo + (I)threadIdx.x + (I)k * (I)blockDim.x;
-    if (j >= p.hi) return false;
-    nm_elem<I, NT, V>(a.inner, j, o);
-    return true;
-}
-
-template <class T, class I, int V>
-__global__ void __launch_bounds__(NM_MAX_TEAM, NM_KEEP_MINB)
-    nm_fwd_keep(nm_fwd_args<T> a, uint32_t *count)
-{
-    typedef typename io<T>::C C;
-    typedef typename nm_param<T>::P P;
-    typedef udnn_gpu_pack<T, V> R;
-    __shared__ double red[NM_RED_SLOTS];
-    const int64_t ranges = a.nsets * a.chunks;
-    for (int64_t b = blockIdx.x; b < ranges; b += gridDim.x) {
-        const nm_part<I> p = nm_part_of<I>(a, b);
-        const T *x = a.x + p.so[N_X];
-        const double shift = nm_fwd_shift(a, x);
-        R r[NM_KEEP_HELD];
-        double s1 = 0.0, s2 = 0.0;
-#pragma unroll
-        for (int k = 0; k < NM_KEEP_HELD; k++) {
-            int64_t o[1];
-            if (!nm_held_at<I, 1, V>(a, p, k, o)) continue;
-            r[k] = *(const R *)(x + o[N_X]);
-            for (int e = 0; e < V; e++)
-                nm_fwd_add((double)udnn_gpu_pack_ld(r[k], e), shift, s1, s2);
-        }
-        s1 = nm_team_sum(s1, red);
-        s2 = nm_team_sum(s2, red);
-        nm_keep_join(a, b, p.set, count, s1, s2);
-        const nm_stats<C> f = nm_fwd_finish(a, s1, s2, shift, p.so[N_ST], p.k == 0);
-        const P *scale = a.scale + p.so[N_P], *bias = a.bias != NULL ? a.bias + p.so[N_P] : NULL;
-        T *y = a.y + p.so[N_OUT];
-#pragma unroll
-        for (int k = 0; k < NM_KEEP_HELD; k++) {
-            int64_t o[4];
-            if (!nm_held_at<I, 4, V>(a, p, k, o)) continue;
-            C v[V];
-            for (int e = 0; e < V; e++)
-                v[e] = nm_fwd_value((C)udnn_gpu_pack_ld(r[k], e), f, scale, bias,
-                                    o[N_P] + e * a.pstep);
-            nm_store<T, V>(y, o[N_OUT], v);
-        }
-    }
 }
 
 /* ---- backward: dx ---------------------------------------------------------------------------- */
@@ -721,63 +627,6 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_bwd_split(nm_bwd_args<T> a)
     double sg, sgx;
     nm_join_parts(a.partial, p.set, a.chunks, sg, sgx);
     nm_bwd_write<T, I, V>(a, p.so, nm_bwd_set_of<T>(a, p.so), sg, sgx, p.lo, p.hi);
-}
-
-/* Few long sets read once backward (NM_KEEP), as nm_fwd_keep: range b's
- * x and dy held in registers (NM_KEEP_HELD_BWD items a thread) while its
- * set's sums come in, then dx from them. dx may be x or dy: it is written
- * after every range of the set has read both. */
-template <class T, class I, int V>
-__global__ void __launch_bounds__(NM_MAX_TEAM, NM_KEEP_MINB)
-    nm_bwd_keep(nm_bwd_args<T> a, uint32_t *count)
-{
-    typedef typename nm_wide<T>::W W;
-    typedef typename io<T>::C C;
-    typedef udnn_gpu_pack<T, V> R;
-    __shared__ W red[NM_RED_SLOTS];
-    const int64_t ranges = a.nsets * a.chunks;
-    for (int64_t b = blockIdx.x; b < ranges; b += gridDim.x) {
-        const nm_part<I> p = nm_part_of<I>(a, b);
-        const nm_bwd_set<W> st = nm_bwd_set_of<T>(a, p.so);
-        const T *x = a.x + p.so[N_X], *dy = a.dy + p.so[N_DY];
-        const typename nm_param<T>::P *scale = a.scale + p.so[N_P];
-        auto g_of = [&](const R &gv, int e, const int64_t(&o)[4]) {
-            return nm_bwd_g((W)udnn_gpu_pack_ld(gv, e), scale, o[N_P] + e * a.pstep);
-        };
-        auto xhat_of = [&](const R &xv, int e) {
-            return nm_bwd_xhat((W)udnn_gpu_pack_ld(xv, e), st);
-        };
-        R xr[NM_KEEP_HELD_BWD], gr[NM_KEEP_HELD_BWD];
-        W sg = W(0), sgx = W(0);
-#pragma unroll
-        for (int k = 0; k < NM_KEEP_HELD_BWD; k++) {
-            int64_t o[4];
-            if (!nm_held_at<I, 4, V>(a, p, k, o)) continue;
-            xr[k] = *(const R *)(x + o[N_X]);
-            gr[k] = *(const R *)(dy + o[N_DY]);
-            for (int e = 0; e < V; e++) {
-                const W g = g_of(gr[k], e, o);
-                sg += g;
-                sgx += g * xhat_of(xr[k], e);
-            }
-        }
-        sg = nm_team_sum(sg, red);
-        sgx = nm_team_sum(sgx, red);
-        double s1 = (double)sg, s2 = (double)sgx;
-        nm_keep_join(a, b, p.set, count, s1, s2);
-        W mean_g, mean_gx;
-        nm_bwd_means(a, s1, s2, mean_g, mean_gx);
-        T *dx = a.dx + p.so[N_OUT];
-#pragma unroll
-        for (int k = 0; k < NM_KEEP_HELD_BWD; k++) {
-            int64_t o[4];
-            if (!nm_held_at<I, 4, V>(a, p, k, o)) continue;
-            C v[V];
-            for (int e = 0; e < V; e++)
-                v[e] = (C)nm_bwd_dx(st, g_of(gr[k], e, o), xhat_of(xr[k], e), mean_g, mean_gx);
-            nm_store<T, V>(dx, o[N_OUT], v);
-        }
-    }
 }
 
 /* ---- backward: dscale and dbias --------------------------------------------------------- */
@@ -1673,38 +1522,6 @@ template <class T, class L> static void nm_by_index(bool small, bool vec, L &&la
     else launch((uint32_t)0, std::integral_constant<int, 1>{});
 }
 
-/* kernel (nm_fwd_keep or nm_bwd_keep) for a's split, with ranges cut to
- * `held` items a thread (*occupancy: its resident blocks, cached): 1 when
- * it launched (*st its status), 0 where a set would need more ranges than
- * the grid or the partials and counts outgrow scratch. */
-template <class A>
-static int nm_keep_launch(const udnn_gpu_context *c, A a, void (*kernel)(A, uint32_t *),
-                          int64_t held, int *occupancy, udnnStatus_t *st)
-{
-    const int64_t grid = c->sm_count * udnn_gpu_occupancy(kernel, NM_MAX_TEAM, 0, occupancy);
-    held *= NM_MAX_TEAM;
-    if (a.chunks < (a.inner.size + held - 1) / held) a.chunks = (a.inner.size + held - 1) / held;
-    if (a.chunks > grid) return 0;
-    a.chunk = (a.inner.size + a.chunks - 1) / a.chunks;
-    const size_t parts = udnn_gpu_align256((size_t)(2 * a.nsets * a.chunks) * sizeof(double));
-    if (parts > c->scratch_bytes ||
-        (size_t)a.nsets * sizeof(uint32_t) > c->scratch_bytes - parts)
-        return 0;
-    uint32_t *count = (uint32_t *)((char *)c->scratch + parts);
-    udnnGpuError_t e =
-        udnnGpuMemsetAsync(count, 0, (size_t)a.nsets * sizeof(uint32_t), c->stream);
-    if (e == udnnGpuSuccess) {
-        const int64_t ranges = a.nsets * a.chunks;
-        const unsigned blocks = (unsigned)(grid < ranges ? grid : ranges);
-        void *args[] = {&a, &count};
-        e = udnnGpuLaunchCooperativeKernel(kernel, blocks, NM_MAX_TEAM, args, 0, c->stream);
-    }
-    *st = e == udnnGpuSuccess ? UDNN_STATUS_SUCCESS
-                              : udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
-                                              "launching the norm's one-read kernel");
-    return 1;
-}
-
 template <class T>
 static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_problem *p)
 {
@@ -1734,19 +1551,13 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
     const bool small = nm_small(a.nsets * a.size);
     const bool vec = small && nm_vectorize(&g.sets, &g.inner, ptrs, slots, 2, sizeof(T), &a.inner);
     if (const unsigned blocks = nm_split_setup(c, a)) {
-        int kept = 0;
         nm_by_index<T>(small, vec, [&](auto i, auto v) {
             typedef decltype(i) I;
             constexpr int V = decltype(v)::value;
-            if constexpr (NM_KEEP) {
-                static int occupancy;
-                kept = nm_keep_launch(c, a, nm_fwd_keep<T, I, V>, NM_KEEP_HELD, &occupancy, &st);
-            }
-            if (kept) return;
             nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             nm_fwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
         });
-        return kept ? st : udnn_gpu_launched();
+        return udnn_gpu_launched();
     }
     dim3 grid, block;
     nm_team_launch(a.nsets, a.inner.size, &grid, &block);
@@ -1840,20 +1651,13 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
     /* the parameter gradients' partials in scratch were consumed by their
      * finish, earlier in the stream */
     if (const unsigned blocks = nm_split_setup(c, a)) {
-        int kept = 0;
         nm_by_index<T>(small, vec, [&](auto i, auto v) {
             typedef decltype(i) I;
             constexpr int V = decltype(v)::value;
-            if constexpr (NM_KEEP) {
-                static int occupancy;
-                kept = nm_keep_launch(c, a, nm_bwd_keep<T, I, V>, NM_KEEP_HELD_BWD, &occupancy,
-                                      &st);
-            }
-            if (kept) return;
             nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             nm_bwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
         });
-        return kept ? st : udnn_gpu_launched();
+        return udnn_gpu_launched();
     }
     dim3 grid, block;
     nm_team_launch(a.nsets, a.inner.size, &grid, &block);

@@ -238,23 +238,17 @@ __device__ __forceinline__ void sm_split(const T *p, N n, N &h, N &nv)
  * and a tail element (after the last whole vector) at element offsets ho
  * and to, where hv and tv. x0 holds x (forward) or y, x1 dy (backward).
  * The register paths (sm_rows_reg_kernel, sm_keep_kernel) load, reduce
- * and store through it. RAW (a forward of 16-bit vectors): the registers
- * hold the vectors as loaded, half the registers of floats, and every
- * pass widens them again (udnn_gpu_pack_ld), so that the output takes its
- * exp again, as for the vectors in shared memory. */
-template <class T, bool FWD, int V, int E, int H = 0, bool RAW = false> struct sm_held {
+ * and store through it. */
+template <class T, bool FWD, int V, int E, int H = 0> struct sm_held {
     typedef typename io<T>::C C;
     typedef udnn_gpu_pack<T, V> VT;
-    static_assert(!RAW || (FWD && sizeof(VT) == 16 && sizeof(T) < sizeof(C)), "raw vectors");
     /* H vectors more of each tensor in shared memory, 16 bytes of inputs;
      * KEPT: the forward's exps written back over them, where the values
      * are their own compute type (a 16-bit exp would be rounded twice:
      * 16-bit types keep x and take its exp again for the output) */
     static_assert(H == 0 || sizeof(VT) == 16, "held vectors");
     static constexpr bool KEPT = FWD && sizeof(T) == sizeof(C);
-    static constexpr int EC = RAW ? 1 : E; /* vectors held as C */
-    C x0[EC][V], x1[EC][V], h0, h1, t0, t1;
-    VT r0[RAW ? E : 1];
+    C x0[E][V], x1[E][V], h0, h1, t0, t1;
     int q0, step, qe, ho, to;
     bool hv, tv;
     VT *hs; /* H: the thread's first held vector, the next a block's width on; x1's after x0's */
@@ -283,20 +277,16 @@ template <class T, bool FWD, int V, int E, int H = 0, bool RAW = false> struct s
         const VT *v0 = (const VT *)(p0 + h), *v1 = (const VT *)(p1 + h);
 #pragma unroll
         for (int k = 0; k < E; k++) {
-            if constexpr (RAW) {
-                r0[k] = has(k) ? sm_get<T, V, LAST>(v0 + q0 + k * step) : VT{};
-            } else {
 #pragma unroll
-                for (int i = 0; i < V; i++) x0[k][i] = x1[k][i] = C(0);
-                if (has(k)) {
-                    const VT u = sm_get<T, V, LAST>(v0 + q0 + k * step);
+            for (int i = 0; i < V; i++) x0[k][i] = x1[k][i] = C(0);
+            if (has(k)) {
+                const VT u = sm_get<T, V, LAST>(v0 + q0 + k * step);
 #pragma unroll
-                    for (int i = 0; i < V; i++) x0[k][i] = io<T>::ld(u.v[i]);
-                    if (!FWD) {
-                        const VT w = sm_get<T, V, LAST>(v1 + q0 + k * step);
+                for (int i = 0; i < V; i++) x0[k][i] = io<T>::ld(u.v[i]);
+                if (!FWD) {
+                    const VT w = sm_get<T, V, LAST>(v1 + q0 + k * step);
 #pragma unroll
-                        for (int i = 0; i < V; i++) x1[k][i] = io<T>::ld(w.v[i]);
-                    }
+                    for (int i = 0; i < V; i++) x1[k][i] = io<T>::ld(w.v[i]);
                 }
             }
         }
@@ -324,16 +314,7 @@ template <class T, bool FWD, int V, int E, int H = 0, bool RAW = false> struct s
     {
 #pragma unroll
         for (int k = 0; k < E; k++)
-            if (has(k)) {
-                if constexpr (RAW) {
-                    C c0[V], c1[V];
-#pragma unroll
-                    for (int i = 0; i < V; i++) c0[i] = udnn_gpu_pack_ld(r0[k], i), c1[i] = C(0);
-                    fn(k, c0, c1);
-                } else {
-                    fn(k, x0[k], x1[k]);
-                }
-            }
+            if (has(k)) fn(k, x0[k], x1[k]);
         if (H > 0) udnnGpuCopyAsyncWait();
 #pragma unroll
         for (int k = E; k < E + H; k++)
@@ -394,7 +375,7 @@ template <class T, bool FWD, int V, int E, int H = 0, bool RAW = false> struct s
     __device__ __forceinline__ void store(T *po, int h, const sm_cfg<C> &f, F &&value, G &&redo)
     {
         over<false>([&](int k, C(&a)[V], C(&b)[V]) {
-            const bool again = FWD && !KEPT && (RAW || k >= E);
+            const bool again = FWD && !KEPT && k >= E;
             C r[V];
 #pragma unroll
             for (int i = 0; i < V; i++) r[i] = value(again ? redo(a[i]) : a[i], b[i]);
@@ -826,12 +807,6 @@ __global__ void sm_rows_final_kernel(sm_rows a, const T *in0, const T *in1, T *o
 #ifndef SM_KEEP_HELD_FWD_FEW
 #define SM_KEEP_HELD_FWD_FEW 8
 #endif
-/* 1: the forward's registers hold 16-bit rows as loaded, twice the
- * vectors in the same registers, so a row takes half the items and rounds
- * (sm_held's RAW; the output takes its exp again). Not yet measured. */
-#ifndef SM_KEEP_RAW16
-#define SM_KEEP_RAW16 0
-#endif
 
 /* While a block waits for its row's other items, it asks L2 for the first
  * SM_KEEP_PREFETCH eighths of its next item's vectors (evict last), so
@@ -855,12 +830,8 @@ __global__ void sm_rows_final_kernel(sm_rows a, const T *in0, const T *in1, T *o
  * partial result (A: the backward's sums in double). */
 template <class T, bool FWD, int V, int HELD> struct sm_keep_per {
     typedef typename io<T>::C C;
-    /* the registers hold 16-bit vectors as loaded (sm_held's RAW) */
-    static constexpr bool RAW =
-        SM_KEEP_RAW16 && FWD && sizeof(T) < sizeof(C) && sizeof(udnn_gpu_pack<T, V>) == 16;
-    static constexpr int HB = RAW ? (int)sizeof(T) : (int)sizeof(C); /* a held element's bytes */
     static const int L = FWD ? SM_KEEP_LOADS_FWD : SM_KEEP_LOADS_BWD;
-    static const int E = L * 16 / (V * HB) > 0 ? L * 16 / (V * HB) : 1;
+    static const int E = L * 16 / (V * (int)sizeof(C)) > 0 ? L * 16 / (V * (int)sizeof(C)) : 1;
     /* vectors held in shared memory besides (sm_held's H), and a block's
      * bytes of them */
     static const int H = sizeof(udnn_gpu_pack<T, V>) == 16 ? HELD : 0;
@@ -941,7 +912,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
         const int k = at.k, h = at.h, nv = at.nv;
         const T *p0 = in0 + base, *p1 = in1 + base;
         const int tl = h + nv * V; /* the tail's first element */
-        sm_held<T, FWD, V, E, H, K::RAW> d;
+        sm_held<T, FWD, V, E, H> d;
         d.hs = (udnn_gpu_pack<T, V> *)sm_keep_shared + t;
         d.q0 = at.lo + t;
         d.step = B;
