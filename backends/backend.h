@@ -308,11 +308,22 @@ typedef struct {
  * tensor), udnn_bn_problem, udnn_norm_problem (NORM_* and GROUPNORM_*),
  * udnn_lrn_problem, udnn_dropout_problem, udnn_reduce_problem,
  * udnn_matmul_problem. */
+/* What udnn_solver.deterministic promises. REFERENCE_BITS: the bits of
+ * cpu/ref on every backend, each output element computed by the shared
+ * arithmetic of backends/ref (the CPU reference's own solvers, and a GPU
+ * backend's solvers built from the same headers); UDNN_DETERMINISTIC=
+ * reference enables only these. */
+enum {
+    UDNN_SOLVER_NONDETERMINISTIC = 0,
+    UDNN_SOLVER_DETERMINISTIC = 1, /* the same bits on every run */
+    UDNN_SOLVER_REFERENCE_BITS = 2
+};
+
 typedef struct {
     const char *name; /* stable: used by UDNN_DISABLE_SOLVERS and perfdb */
     udnn_op op;
     int algo;          /* the public algo value it serves, or -1 */
-    int deterministic; /* same bits on every run */
+    int deterministic; /* UDNN_SOLVER_* above */
     /* Returns 1 when the solver can run the problem, else 0 and a static
      * reason in *why. NULL means always applicable. */
     int (*applicable)(const void *problem, const char **why);

@@ -1,7 +1,7 @@
 /* philox.h - Philox4x32-10, the counter-based generator behind dropout's
  * cross-backend contract: every backend draws the same mask for the same
- * seed, shape and call. Plain C99 that also compiles as CUDA/HIP device
- * code (define UDNN_PHILOX_QUALIFIER to __host__ __device__ there).
+ * seed, shape and call. Plain C99 that also compiles as CUDA/HIP host and
+ * device code.
  *
  * The contract (also stated in udnn.h): for element i (row-major logical
  * index over x's dims) of the dropout call numbered t (0 for the first
@@ -15,7 +15,11 @@
 #include <stdint.h>
 
 #ifndef UDNN_PHILOX_QUALIFIER
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define UDNN_PHILOX_QUALIFIER __host__ __device__
+#else
 #define UDNN_PHILOX_QUALIFIER
+#endif
 #endif
 
 typedef struct {

@@ -31,7 +31,9 @@ int udnn_solver_enabled(const udnn_solver *s)
     const char *disabled = getenv("UDNN_DISABLE_SOLVERS");
     if (disabled != NULL && name_listed(disabled, s->name)) return 0;
     const char *det = getenv("UDNN_DETERMINISTIC");
-    if (det != NULL && strcmp(det, "1") == 0 && !s->deterministic) return 0;
+    if (det == NULL) return 1;
+    if (strcmp(det, "1") == 0) return s->deterministic != UDNN_SOLVER_NONDETERMINISTIC;
+    if (strcmp(det, "reference") == 0) return s->deterministic == UDNN_SOLVER_REFERENCE_BITS;
     return 1;
 }
 
@@ -170,11 +172,15 @@ int udnn_rank_algos(udnnHandle_t h, udnn_op op, int algo_count, void *problem, i
     for (size_t i = 0; i < be->solver_count; i++) {
         const udnn_solver *s = be->solvers[i];
         if (s->op != op || s->algo < 0 || s->algo >= algo_count) continue;
-        int seen = 0;
-        for (int j = 0; j < n; j++) seen |= all[j].algo == s->algo;
-        if (seen) continue;
+        /* an algo's first applicable solver ranks it; a later one of the
+         * same algo stands in where the first does not apply (or is
+         * disabled) */
+        udnn_algo_rank *r = NULL;
+        for (int j = 0; j < n && r == NULL; j++)
+            if (all[j].algo == s->algo) r = &all[j];
+        if (r != NULL && r->status != UDNN_STATUS_NOT_SUPPORTED) continue;
         const char *why;
-        udnn_algo_rank *r = &all[n++];
+        if (r == NULL) r = &all[n++];
         r->algo = s->algo;
         r->deterministic = s->deterministic;
         r->time_ms = -1.0f;

@@ -67,10 +67,4 @@ UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_reduce;
 /* cpu/ref/matmul.c */
 UDNN_CPU_INTERNAL extern const udnn_solver udnn_cpu_ref_matmul;
 
-/* The activation function and its derivative, shared by the activation
- * and the fused conv-bias-activation kernels (cpu/ref/activation.c).
- * act_grad takes x and the forward output y = act(x). */
-UDNN_CPU_INTERNAL double udnn_ref_act(const udnn_act_params *p, double x);
-UDNN_CPU_INTERNAL double udnn_ref_act_grad(const udnn_act_params *p, double x, double y);
-
 #endif /* UDNN_CPU_SOLVERS_H */

@@ -164,12 +164,14 @@ static const char *gpu_device_name(void *ctx)
     return ((udnn_gpu_context *)ctx)->name;
 }
 
-/* every family's table, in the order dispatch tries them */
+/* every family's table, in the order dispatch tries them; the
+ * reference-bits solvers last, where they serve only what no other takes
+ * (unless UDNN_DETERMINISTIC=reference) */
 static const udnn_gpu_solver_table *const gpu_families[] = {
     &udnn_gpu_conv_solvers,    &udnn_gpu_eltwise_solvers, &udnn_gpu_tensor_ops_solvers,
     &udnn_gpu_pool_solvers,    &udnn_gpu_softmax_solvers, &udnn_gpu_lrn_solvers,
     &udnn_gpu_bn_solvers,      &udnn_gpu_norm_solvers,    &udnn_gpu_dropout_solvers,
-    &udnn_gpu_reduce_solvers,  &udnn_gpu_matmul_solvers,
+    &udnn_gpu_reduce_solvers,  &udnn_gpu_matmul_solvers,  &udnn_gpu_ref_bits_solvers,
 };
 
 #define GPU_MAX_SOLVERS 256

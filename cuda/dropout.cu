@@ -27,7 +27,6 @@
  * then written by one thread. */
 #include "cuda/kernels.h"
 
-#define UDNN_PHILOX_QUALIFIER __host__ __device__
 #include "backends/philox.h"
 
 /* ---- the mask --------------------------------------------------------------------- */
@@ -405,6 +404,12 @@ __global__ void drop_advance(uint64_t *states)
     states[1] += 1;
 }
 
+udnnStatus_t udnn_gpu_dropout_advance(const udnn_gpu_context *c, void *states)
+{
+    drop_advance<<<1, 1, 0, c->stream>>>((uint64_t *)states);
+    return udnn_gpu_launched();
+}
+
 /* ---- layouts ----------------------------------------------------------------------------- */
 
 /* Packed with logical order as memory order (dims of 1 place no
@@ -553,8 +558,7 @@ static udnnStatus_t dropout_fwd_run(void *ctx, const void *problem, void *ws, si
     }
     /* dropout 0 without states counts nothing (as cpu/ref) */
     if (p->states == NULL) return st;
-    drop_advance<<<1, 1, 0, c->stream>>>((uint64_t *)p->states);
-    return udnn_gpu_launched();
+    return udnn_gpu_dropout_advance(c, p->states);
 }
 
 static udnnStatus_t dropout_bwd_run(void *ctx, const void *problem, void *ws, size_t ws_bytes)

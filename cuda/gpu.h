@@ -38,6 +38,10 @@ UDNN_GPU_HIDDEN udnnStatus_t udnn_gpu_fail(udnnGpuError_t e, udnnStatus_t fail, 
 /* Binds the calling thread to the context's device. */
 UDNN_GPU_HIDDEN udnnStatus_t udnn_gpu_bind(udnn_gpu_context *c);
 
+/* Advances dropout states' call count by one, after the forward's kernels
+ * in the stream (dropout.cu). */
+UDNN_GPU_HIDDEN udnnStatus_t udnn_gpu_dropout_advance(const udnn_gpu_context *c, void *states);
+
 /* One solver table per kernel family (one source file each), fastest
  * solver first; backend.cu concatenates them. */
 typedef struct {
@@ -61,5 +65,6 @@ extern UDNN_GPU_HIDDEN const udnn_gpu_solver_table udnn_gpu_norm_solvers;       
 extern UDNN_GPU_HIDDEN const udnn_gpu_solver_table udnn_gpu_dropout_solvers;    /* dropout.cu */
 extern UDNN_GPU_HIDDEN const udnn_gpu_solver_table udnn_gpu_reduce_solvers;     /* reduce.cu */
 extern UDNN_GPU_HIDDEN const udnn_gpu_solver_table udnn_gpu_matmul_solvers;     /* matmul.cu */
+extern UDNN_GPU_HIDDEN const udnn_gpu_solver_table udnn_gpu_ref_bits_solvers;   /* ref_bits.cu */
 
 #endif /* UDNN_CUDA_GPU_H */

@@ -7,7 +7,7 @@
 
 UDNN_CUDA_CU = cuda/backend.cu cuda/eltwise.cu cuda/tensor_ops.cu cuda/conv.cu cuda/pool.cu \
 	cuda/pool_tile.cu cuda/softmax.cu cuda/lrn.cu cuda/bn.cu cuda/bn_flow.cu cuda/bn_rows.cu \
-	cuda/norm.cu cuda/dropout.cu cuda/reduce.cu cuda/matmul.cu
+	cuda/norm.cu cuda/dropout.cu cuda/reduce.cu cuda/matmul.cu cuda/ref_bits.cu
 UDNN_CUDA_LO = $(UDNN_CUDA_CU:.cu=.lo)
 UDNN_CUDA_H = cuda/vendor.h cuda/gpu.h cuda/kernels.h cuda/act.h cuda/pool.h cuda/bn.h
 EXTRA_DIST += $(UDNN_CUDA_CU) $(UDNN_CUDA_H) cuda/nvcc-wrap.sh scripts/gpu-check scripts/gpu-stage \
@@ -36,6 +36,11 @@ CUDA_DEPS = $(UDNN_CUDA_H:%=$(srcdir)/%) $(srcdir)/backends/backend.h \
 $(UDNN_CUDA_LO): $(CUDA_DEPS)
 .cu.lo:
 	$(AM_V_CC)$(MKDIR_P) cuda && $(CUDA_COMPILE) -c -o $@ $<
+
+# The reference-bits solvers compute cpu/ref's bits only if every multiply
+# and add rounds on its own, as C11 has it (backends/ref/fn.h).
+cuda/ref_bits.lo: cuda/ref_bits.cu $(UDNN_REF_H:%=$(srcdir)/%)
+	$(AM_V_CC)$(MKDIR_P) cuda && $(CUDA_COMPILE) --fmad=false -c -o $@ $(srcdir)/cuda/ref_bits.cu
 
 MOSTLYCLEANFILES = cuda/*.lo cuda/*.o
 

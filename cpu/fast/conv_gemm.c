@@ -33,6 +33,7 @@
 #include <omp.h>
 #endif
 
+#include "backends/ref/act.h"
 #include "cpu/fast/fast.h"
 #include "cpu/fast/gemm.h"
 

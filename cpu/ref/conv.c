@@ -1,92 +1,9 @@
-/* conv.c - the reference convolution kernels: forward, backward data,
- * backward filter, backward bias and the fused conv-bias-activation.
- *
- * Every kernel gathers: it loops over the elements of its output and sums,
- * in double, every product that reaches that element, so each output is
- * written once and blended once. Outputs are independent, so they are
- * computed in parallel (UDNN_VERIFY re-runs whole training runs here) with
- * the same result on any number of threads. Tensors are n, c, d, h, w (see
- * backends/backend.h); the geometry of output position o and filter tap t
- * in one spatial dim is  in = o * stride - pad + t * dilation.  In
- * CONVOLUTION mode tap t multiplies the filter element extent - 1 - t. */
+/* conv.c - the reference convolution kernels: every output element
+ * through backends/ref/conv.h (which says how each is computed), in
+ * parallel where there is enough work (UDNN_VERIFY re-runs whole training
+ * runs here); the same result on any number of threads. */
+#include "backends/ref/conv.h"
 #include "cpu/cpu_solvers.h"
-
-/* Splits a row-major linear index over t's 5 dims into idx[5]. */
-static void index5(const udnn_tensor *t, int64_t linear, int64_t idx[5])
-{
-    for (int i = 4; i >= 0; i--) {
-        idx[i] = linear % t->dims[i];
-        linear /= t->dims[i];
-    }
-}
-
-/* The filter element tap[] multiplies, flipped in CONVOLUTION mode. */
-static int64_t filter_off(const udnn_conv_problem *p, int64_t k, int64_t c, const int64_t tap[3])
-{
-    int64_t f[3];
-    for (int j = 0; j < 3; j++)
-        f[j] = p->mode == UDNN_CONVOLUTION ? p->w.dims[2 + j] - 1 - tap[j] : tap[j];
-    return ref_off5(&p->w, k, c, f[0], f[1], f[2]);
-}
-
-/* The input position that output position o reads through tap; 0 when it
- * falls in the padding. */
-static int input_at(const udnn_conv_problem *p, const int64_t o[3], const int64_t tap[3],
-                    int64_t in[3])
-{
-    for (int j = 0; j < 3; j++) {
-        in[j] = o[j] * p->stride[j] - p->pad[j] + tap[j] * p->dilation[j];
-        if (in[j] < 0 || in[j] >= p->x.dims[2 + j]) return 0;
-    }
-    return 1;
-}
-
-/* The output position that reads input position in through tap; 0 when
- * there is none (between strides or past the edges). */
-static int output_at(const udnn_conv_problem *p, const int64_t in[3], const int64_t tap[3],
-                     int64_t o[3])
-{
-    for (int j = 0; j < 3; j++) {
-        int64_t num = in[j] + p->pad[j] - tap[j] * p->dilation[j];
-        if (num < 0 || num % p->stride[j] != 0) return 0;
-        o[j] = num / p->stride[j];
-        if (o[j] >= p->y.dims[2 + j]) return 0;
-    }
-    return 1;
-}
-
-/* Steps tap[] through the filter's spatial extent; 0 after the last. */
-static int next_tap(const udnn_conv_problem *p, int64_t tap[3])
-{
-    for (int j = 2; j >= 0; j--) {
-        if (++tap[j] < p->w.dims[2 + j]) return 1;
-        tap[j] = 0;
-    }
-    return 0;
-}
-
-static int64_t out_channels_per_group(const udnn_conv_problem *p)
-{
-    return p->w.dims[0] / p->groups;
-}
-
-/* conv(x, w) at y's element (n, k, o). The channel loop is innermost so
- * that the tap's geometry is worked out once for all channels. */
-static double forward_sum(const udnn_conv_problem *p, int64_t n, int64_t k, const int64_t o[3])
-{
-    const int64_t cpg = p->w.dims[1], g = k / out_channels_per_group(p);
-    double acc = 0.0;
-    int64_t tap[3] = {0, 0, 0}, in[3];
-    do {
-        if (!input_at(p, o, tap, in)) continue;
-        const int64_t x0 = ref_off5(&p->x, n, g * cpg, in[0], in[1], in[2]);
-        const int64_t w0 = filter_off(p, k, 0, tap);
-        for (int64_t c = 0; c < cpg; c++)
-            acc += ref_load(p->x_ptr, p->x.dtype, x0 + c * p->x.strides[1]) *
-                   ref_load(p->w_ptr, p->w.dtype, w0 + c * p->w.strides[1]);
-    } while (next_tap(p, tap));
-    return acc;
-}
 
 static udnnStatus_t run_fwd(void *ctx, const void *problem, void *ws, size_t ws_bytes)
 {
@@ -95,33 +12,8 @@ static udnnStatus_t run_fwd(void *ctx, const void *problem, void *ws, size_t ws_
     const int64_t count = ref_count(&p->y);
 #pragma omp parallel for if (count * (ref_count(&p->w) / p->w.dims[0]) >= REF_PAR_MIN) \
     schedule(static)
-    for (int64_t i = 0; i < count; i++) {
-        int64_t idx[5];
-        index5(&p->y, i, idx);
-        double v = forward_sum(p, idx[0], idx[1], idx + 2);
-        ref_blend(p->out_ptr, p->y.dtype, ref_off5(&p->y, idx[0], idx[1], idx[2], idx[3], idx[4]),
-                  v, p->alpha, p->beta);
-    }
+    for (int64_t i = 0; i < count; i++) ref_conv_fwd_at(p, i);
     return UDNN_STATUS_SUCCESS;
-}
-
-/* The gradient reaching x's element (n, ci, in) from dy through w; the
- * output-channel loop is innermost, as in forward_sum. */
-static double bwd_data_sum(const udnn_conv_problem *p, int64_t n, int64_t ci, const int64_t in[3])
-{
-    const int64_t cpg = p->w.dims[1], kpg = out_channels_per_group(p);
-    const int64_t g = ci / cpg, c = ci % cpg;
-    double acc = 0.0;
-    int64_t tap[3] = {0, 0, 0}, o[3];
-    do {
-        if (!output_at(p, in, tap, o)) continue;
-        const int64_t y0 = ref_off5(&p->y, n, g * kpg, o[0], o[1], o[2]);
-        const int64_t w0 = filter_off(p, g * kpg, c, tap);
-        for (int64_t k = 0; k < kpg; k++)
-            acc += ref_load(p->y_ptr, p->y.dtype, y0 + k * p->y.strides[1]) *
-                   ref_load(p->w_ptr, p->w.dtype, w0 + k * p->w.strides[0]);
-    } while (next_tap(p, tap));
-    return acc;
 }
 
 static udnnStatus_t run_bwd_data(void *ctx, const void *problem, void *ws, size_t ws_bytes)
@@ -131,57 +23,8 @@ static udnnStatus_t run_bwd_data(void *ctx, const void *problem, void *ws, size_
     const int64_t count = ref_count(&p->x);
 #pragma omp parallel for if (count * (ref_count(&p->w) / p->x.dims[1]) >= REF_PAR_MIN) \
     schedule(static)
-    for (int64_t i = 0; i < count; i++) {
-        int64_t idx[5];
-        index5(&p->x, i, idx);
-        double v = bwd_data_sum(p, idx[0], idx[1], idx + 2);
-        ref_blend(p->out_ptr, p->x.dtype, ref_off5(&p->x, idx[0], idx[1], idx[2], idx[3], idx[4]),
-                  v, p->alpha, p->beta);
-    }
+    for (int64_t i = 0; i < count; i++) ref_conv_bwd_data_at(p, i);
     return UDNN_STATUS_SUCCESS;
-}
-
-/* The output positions [lo, hi) of spatial dim j that read an input
- * position (not padding) through tap t: 0 <= o * stride - pad + t * dilation
- * < extent. */
-static void outputs_reading_input(const udnn_conv_problem *p, int j, int64_t t, int64_t *lo,
-                                  int64_t *hi)
-{
-    const int64_t s = p->stride[j], shift = t * p->dilation[j] - p->pad[j];
-    const int64_t first = shift >= 0 ? 0 : (-shift + s - 1) / s;
-    const int64_t last = p->x.dims[2 + j] - 1 - shift; /* o * s <= last */
-    *lo = first;
-    *hi = last < 0 ? 0 : last / s + 1;
-    if (*hi > p->y.dims[2 + j]) *hi = p->y.dims[2 + j];
-    if (*hi < *lo) *hi = *lo;
-}
-
-/* The gradient reaching w's element (k, c, f): every output of channel k
- * times the input its tap read. */
-static double bwd_filter_sum(const udnn_conv_problem *p, int64_t k, int64_t c, const int64_t f[3])
-{
-    const int64_t cpg = p->w.dims[1], g = k / out_channels_per_group(p);
-    int64_t tap[3], lo[3], hi[3];
-    for (int j = 0; j < 3; j++) { /* the flip is its own inverse */
-        tap[j] = p->mode == UDNN_CONVOLUTION ? p->w.dims[2 + j] - 1 - f[j] : f[j];
-        outputs_reading_input(p, j, tap[j], &lo[j], &hi[j]);
-    }
-    double acc = 0.0;
-    for (int64_t n = 0; n < p->y.dims[0]; n++)
-        for (int64_t od = lo[0]; od < hi[0]; od++)
-            for (int64_t oh = lo[1]; oh < hi[1]; oh++) {
-                /* the row of outputs (od, oh, lo[2]..) and the inputs they read */
-                const int64_t o[3] = {od, oh, lo[2]};
-                int64_t in[3];
-                input_at(p, o, tap, in); /* inside x: o lies in [lo, hi) */
-                const int64_t y0 = ref_off5(&p->y, n, k, od, oh, lo[2]);
-                const int64_t x0 = ref_off5(&p->x, n, g * cpg + c, in[0], in[1], in[2]);
-                const int64_t x_step = p->stride[2] * p->x.strides[4];
-                for (int64_t i = 0; i < hi[2] - lo[2]; i++)
-                    acc += ref_load(p->y_ptr, p->y.dtype, y0 + i * p->y.strides[4]) *
-                           ref_load(p->x_ptr, p->x.dtype, x0 + i * x_step);
-            }
-    return acc;
 }
 
 static udnnStatus_t run_bwd_filter(void *ctx, const void *problem, void *ws, size_t ws_bytes)
@@ -191,13 +34,7 @@ static udnnStatus_t run_bwd_filter(void *ctx, const void *problem, void *ws, siz
     const int64_t count = ref_count(&p->w);
 #pragma omp parallel for if (count * (ref_count(&p->y) / p->y.dims[1]) >= REF_PAR_MIN) \
     schedule(static)
-    for (int64_t i = 0; i < count; i++) {
-        int64_t idx[5];
-        index5(&p->w, i, idx);
-        double v = bwd_filter_sum(p, idx[0], idx[1], idx + 2);
-        ref_blend(p->out_ptr, p->w.dtype, ref_off5(&p->w, idx[0], idx[1], idx[2], idx[3], idx[4]),
-                  v, p->alpha, p->beta);
-    }
+    for (int64_t i = 0; i < count; i++) ref_conv_bwd_filter_at(p, i);
     return UDNN_STATUS_SUCCESS;
 }
 
@@ -205,22 +42,10 @@ static udnnStatus_t run_bwd_bias(void *ctx, const void *problem, void *ws, size_
 {
     (void)ctx, (void)ws, (void)ws_bytes;
     const udnn_conv_bias_problem *p = problem;
-    const udnn_tensor *dy = &p->dy;
-    for (int64_t k = 0; k < dy->dims[1]; k++) {
-        double acc = 0.0;
-        for (int64_t n = 0; n < dy->dims[0]; n++)
-            for (int64_t d = 0; d < dy->dims[2]; d++)
-                for (int64_t h = 0; h < dy->dims[3]; h++)
-                    for (int64_t w = 0; w < dy->dims[4]; w++)
-                        acc += ref_load(p->dy_ptr, dy->dtype, ref_off5(dy, n, k, d, h, w));
-        ref_blend(p->db_ptr, p->db.dtype, ref_off5(&p->db, 0, k, 0, 0, 0), acc, p->alpha, p->beta);
-    }
+    for (int64_t k = 0; k < p->dy.dims[1]; k++) ref_conv_bwd_bias_at(p, k);
     return UDNN_STATUS_SUCCESS;
 }
 
-/* y = act(alpha * conv(x, w) + alpha2 * z + bias). z may be y itself (with
- * y's strides): each element of z is read just before the same element of
- * y is written. z is not read when alpha2 is 0. */
 static udnnStatus_t run_bias_act(void *ctx, const void *problem, void *ws, size_t ws_bytes)
 {
     (void)ctx, (void)ws, (void)ws_bytes;
@@ -228,17 +53,7 @@ static udnnStatus_t run_bias_act(void *ctx, const void *problem, void *ws, size_
     const int64_t count = ref_count(&p->y);
 #pragma omp parallel for if (count * (ref_count(&p->w) / p->w.dims[0]) >= REF_PAR_MIN) \
     schedule(static)
-    for (int64_t i = 0; i < count; i++) {
-        int64_t idx[5];
-        index5(&p->y, i, idx);
-        double v = p->alpha * forward_sum(p, idx[0], idx[1], idx + 2);
-        if (p->alpha2 != 0.0)
-            v += p->alpha2 * ref_load(p->z_ptr, p->z.dtype,
-                                      ref_off5(&p->z, idx[0], idx[1], idx[2], idx[3], idx[4]));
-        v += ref_load(p->bias_ptr, p->bias.dtype, ref_off5(&p->bias, 0, idx[1], 0, 0, 0));
-        ref_store(p->out_ptr, p->y.dtype, ref_off5(&p->y, idx[0], idx[1], idx[2], idx[3], idx[4]),
-                  udnn_ref_act(&p->act, v));
-    }
+    for (int64_t i = 0; i < count; i++) ref_conv_bias_act_at(p, i);
     return UDNN_STATUS_SUCCESS;
 }
 
@@ -246,7 +61,7 @@ const udnn_solver udnn_cpu_ref_conv_fwd = {
     /* .name = */ "ref_conv_fwd",
     /* .op = */ UDNN_OP_CONV_FWD,
     /* .algo = */ UDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
-    /* .deterministic = */ 1,
+    /* .deterministic = */ UDNN_SOLVER_REFERENCE_BITS,
     /* .applicable = */ NULL,
     /* .workspace = */ NULL,
     /* .run = */ run_fwd,
@@ -256,7 +71,7 @@ const udnn_solver udnn_cpu_ref_conv_bwd_data = {
     /* .name = */ "ref_conv_bwd_data",
     /* .op = */ UDNN_OP_CONV_BWD_DATA,
     /* .algo = */ UDNN_CONVOLUTION_BWD_DATA_ALGO_0,
-    /* .deterministic = */ 1,
+    /* .deterministic = */ UDNN_SOLVER_REFERENCE_BITS,
     /* .applicable = */ NULL,
     /* .workspace = */ NULL,
     /* .run = */ run_bwd_data,
@@ -266,7 +81,7 @@ const udnn_solver udnn_cpu_ref_conv_bwd_filter = {
     /* .name = */ "ref_conv_bwd_filter",
     /* .op = */ UDNN_OP_CONV_BWD_FILTER,
     /* .algo = */ UDNN_CONVOLUTION_BWD_FILTER_ALGO_0,
-    /* .deterministic = */ 1,
+    /* .deterministic = */ UDNN_SOLVER_REFERENCE_BITS,
     /* .applicable = */ NULL,
     /* .workspace = */ NULL,
     /* .run = */ run_bwd_filter,
@@ -276,7 +91,7 @@ const udnn_solver udnn_cpu_ref_conv_bwd_bias = {
     /* .name = */ "ref_conv_bwd_bias",
     /* .op = */ UDNN_OP_CONV_BWD_BIAS,
     /* .algo = */ -1,
-    /* .deterministic = */ 1,
+    /* .deterministic = */ UDNN_SOLVER_REFERENCE_BITS,
     /* .applicable = */ NULL,
     /* .workspace = */ NULL,
     /* .run = */ run_bwd_bias,
@@ -286,7 +101,7 @@ const udnn_solver udnn_cpu_ref_conv_bias_act = {
     /* .name = */ "ref_conv_bias_act",
     /* .op = */ UDNN_OP_CONV_BIAS_ACT,
     /* .algo = */ UDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
-    /* .deterministic = */ 1,
+    /* .deterministic = */ UDNN_SOLVER_REFERENCE_BITS,
     /* .applicable = */ NULL,
     /* .workspace = */ NULL,
     /* .run = */ run_bias_act,

@@ -49,14 +49,6 @@ static double ring_get(column_ring *r, int64_t c)
     return r->v[c % RING_SIZE];
 }
 
-/* Elements of the dims after C (1 for none). */
-static int64_t positions(const udnn_tensor *t)
-{
-    int64_t s = 1;
-    for (int i = 2; i < t->rank; i++) s *= t->dims[i];
-    return s;
-}
-
 /* Offset of channel 0 of column (n, s), s the row-major index over the
  * dims after C. */
 static int64_t column_base(const udnn_tensor *t, int64_t n, int64_t s)
@@ -112,7 +104,7 @@ static udnnStatus_t lrn_fwd_run(void *ctx, const void *problem, void *workspace,
     const udnn_tensor *x = &p->x, *y = &p->y;
     column_ring xr;
     for (int64_t n = 0; n < x->dims[0]; n++)
-        for (int64_t s = 0; s < positions(x); s++) {
+        for (int64_t s = 0; s < ref_positions(x); s++) {
             ring_start(&xr, p->x_ptr, x, column_base(x, n, s));
             int64_t y_base = column_base(y, n, s);
             for (int64_t c = 0; c < g.channels; c++) {
@@ -136,7 +128,7 @@ static udnnStatus_t lrn_bwd_run(void *ctx, const void *problem, void *workspace,
     const double cross = 2.0 * g.alpha_over_n * g.beta;
     column_ring xr, yr, dyr;
     for (int64_t n = 0; n < x->dims[0]; n++)
-        for (int64_t s = 0; s < positions(x); s++) {
+        for (int64_t s = 0; s < ref_positions(x); s++) {
             ring_start(&xr, p->x_ptr, x, column_base(x, n, s));
             ring_start(&yr, p->y_ptr, y, column_base(y, n, s));
             ring_start(&dyr, p->dy_ptr, dy, column_base(dy, n, s));
@@ -160,7 +152,7 @@ const udnn_solver udnn_cpu_ref_lrn_fwd = {
     /* .name = */ "ref_lrn_fwd",
     /* .op = */ UDNN_OP_LRN_FWD,
     /* .algo = */ -1,
-    /* .deterministic = */ 1,
+    /* .deterministic = */ UDNN_SOLVER_REFERENCE_BITS,
     /* .applicable = */ NULL,
     /* .workspace = */ NULL,
     /* .run = */ lrn_fwd_run,
@@ -170,7 +162,7 @@ const udnn_solver udnn_cpu_ref_lrn_bwd = {
     /* .name = */ "ref_lrn_bwd",
     /* .op = */ UDNN_OP_LRN_BWD,
     /* .algo = */ -1,
-    /* .deterministic = */ 1,
+    /* .deterministic = */ UDNN_SOLVER_REFERENCE_BITS,
     /* .applicable = */ NULL,
     /* .workspace = */ NULL,
     /* .run = */ lrn_bwd_run,

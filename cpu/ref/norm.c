@@ -50,18 +50,6 @@ static set_geometry geometry_of(const udnn_norm_problem *p, const udnn_tensor *x
     return g;
 }
 
-/* Offset of (n, c, s) in a group norm tensor, s the row-major index over
- * the spatial dims. */
-static int64_t off_ncs(const udnn_tensor *t, int64_t n, int64_t c, int64_t s)
-{
-    int64_t off = n * t->strides[0] + c * t->strides[1];
-    for (int i = t->rank - 1; i >= 2; i--) {
-        off += (s % t->dims[i]) * t->strides[i];
-        s /= t->dims[i];
-    }
-    return off;
-}
-
 /* The index into scale of element j of set `set`. */
 static int64_t param_index(const set_geometry *g, int64_t set, int64_t j)
 {
@@ -73,7 +61,7 @@ static int64_t param_index(const set_geometry *g, int64_t set, int64_t j)
 static int64_t elem_off(const set_geometry *g, const udnn_tensor *t, int64_t set, int64_t j)
 {
     if (!g->grouped) return ref_offset(t, set * g->size + j);
-    return off_ncs(t, set / g->groups, param_index(g, set, j), j % g->positions);
+    return ref_off_ncs(t, set / g->groups, param_index(g, set, j), j % g->positions);
 }
 
 /* Offset in scale, bias, dscale or dbias of parameter index c: scale is 1
@@ -216,7 +204,7 @@ const udnn_solver udnn_cpu_ref_norm_fwd = {
     /* .name = */ "ref_norm_fwd",
     /* .op = */ UDNN_OP_NORM_FWD,
     /* .algo = */ -1,
-    /* .deterministic = */ 1,
+    /* .deterministic = */ UDNN_SOLVER_REFERENCE_BITS,
     /* .applicable = */ NULL,
     /* .workspace = */ NULL,
     /* .run = */ norm_fwd_run,
@@ -226,7 +214,7 @@ const udnn_solver udnn_cpu_ref_norm_bwd = {
     /* .name = */ "ref_norm_bwd",
     /* .op = */ UDNN_OP_NORM_BWD,
     /* .algo = */ -1,
-    /* .deterministic = */ 1,
+    /* .deterministic = */ UDNN_SOLVER_REFERENCE_BITS,
     /* .applicable = */ NULL,
     /* .workspace = */ NULL,
     /* .run = */ norm_bwd_run,
@@ -238,7 +226,7 @@ const udnn_solver udnn_cpu_ref_groupnorm_fwd = {
     /* .name = */ "ref_groupnorm_fwd",
     /* .op = */ UDNN_OP_GROUPNORM_FWD,
     /* .algo = */ -1,
-    /* .deterministic = */ 1,
+    /* .deterministic = */ UDNN_SOLVER_REFERENCE_BITS,
     /* .applicable = */ NULL,
     /* .workspace = */ NULL,
     /* .run = */ norm_fwd_run,
@@ -248,7 +236,7 @@ const udnn_solver udnn_cpu_ref_groupnorm_bwd = {
     /* .name = */ "ref_groupnorm_bwd",
     /* .op = */ UDNN_OP_GROUPNORM_BWD,
     /* .algo = */ -1,
-    /* .deterministic = */ 1,
+    /* .deterministic = */ UDNN_SOLVER_REFERENCE_BITS,
     /* .applicable = */ NULL,
     /* .workspace = */ NULL,
     /* .run = */ norm_bwd_run,

@@ -1,12 +1,9 @@
-/* ref.h - helpers of the CPU reference kernels (cpu/ref, the oracle):
- * element access in any type through double, plain and obviously right. */
+/* ref.h - helpers of the CPU reference kernels (cpu/ref, the oracle); the
+ * element access they share with the GPU backends is backends/ref/ref.h. */
 #ifndef UDNN_CPU_REF_H
 #define UDNN_CPU_REF_H
 
-#include <stdint.h>
-
-#include "backends/backend.h"
-#include "cpu/half.h"
+#include "backends/ref/ref.h"
 
 #define UDNN_CPU_INTERNAL __attribute__((visibility("hidden")))
 
@@ -15,81 +12,5 @@
  * more when other processes share the cores (the suites' thousands of
  * small problems, side by side under make -j, each waited on a whole team). */
 #define REF_PAR_MIN (1 << 14)
-
-/* Loads element `off` (in elements) of an array of type t as a double. */
-static inline double ref_load(const void *base, udnnDataType_t t, int64_t off)
-{
-    switch (t) {
-    case UDNN_DATA_FLOAT: return ((const float *)base)[off];
-    case UDNN_DATA_DOUBLE: return ((const double *)base)[off];
-    case UDNN_DATA_HALF: return udnn_half_to_float(((const uint16_t *)base)[off]);
-    case UDNN_DATA_BFLOAT16: return udnn_bf16_to_float(((const uint16_t *)base)[off]);
-    case UDNN_DATA_INT8: return ((const int8_t *)base)[off];
-    case UDNN_DATA_INT32: return ((const int32_t *)base)[off];
-    case UDNN_DATA_INT64: return (double)((const int64_t *)base)[off];
-    }
-    return 0.0;
-}
-
-/* Integer stores saturate and round to nearest, as cuDNN's conversions do. */
-static inline int64_t ref_saturate(double v, double lo, double hi)
-{
-    if (v != v) return 0;
-    if (v < lo) v = lo;
-    if (v > hi) v = hi;
-    return (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
-}
-
-/* Stores v, rounded to type t, at element `off`. */
-static inline void ref_store(void *base, udnnDataType_t t, int64_t off, double v)
-{
-    switch (t) {
-    case UDNN_DATA_FLOAT: ((float *)base)[off] = (float)v; break;
-    case UDNN_DATA_DOUBLE: ((double *)base)[off] = v; break;
-    case UDNN_DATA_HALF: ((uint16_t *)base)[off] = udnn_float_to_half((float)v); break;
-    case UDNN_DATA_BFLOAT16: ((uint16_t *)base)[off] = udnn_float_to_bf16((float)v); break;
-    case UDNN_DATA_INT8: ((int8_t *)base)[off] = (int8_t)ref_saturate(v, -128, 127); break;
-    case UDNN_DATA_INT32:
-        ((int32_t *)base)[off] = (int32_t)ref_saturate(v, -2147483648.0, 2147483647.0);
-        break;
-    case UDNN_DATA_INT64: ((int64_t *)base)[off] = (int64_t)v; break;
-    }
-}
-
-/* out = alpha * v + beta * out; out is not read when beta == 0. */
-static inline void ref_blend(void *base, udnnDataType_t t, int64_t off, double v, double alpha,
-                             double beta)
-{
-    double r = alpha * v;
-    if (beta != 0.0) r += beta * ref_load(base, t, off);
-    ref_store(base, t, off, r);
-}
-
-/* Number of elements of a tensor. */
-static inline int64_t ref_count(const udnn_tensor *t)
-{
-    int64_t n = 1;
-    for (int i = 0; i < t->rank; i++) n *= t->dims[i];
-    return n;
-}
-
-/* The offset of the element with row-major logical index `linear`. */
-static inline int64_t ref_offset(const udnn_tensor *t, int64_t linear)
-{
-    int64_t off = 0;
-    for (int i = t->rank - 1; i >= 0; i--) {
-        off += (linear % t->dims[i]) * t->strides[i];
-        linear /= t->dims[i];
-    }
-    return off;
-}
-
-/* Offset of the 5-D index (n, c, d, h, w) of a spatial tensor. */
-static inline int64_t ref_off5(const udnn_tensor *t, int64_t n, int64_t c, int64_t d, int64_t h,
-                               int64_t w)
-{
-    return n * t->strides[0] + c * t->strides[1] + d * t->strides[2] + h * t->strides[3] +
-           w * t->strides[4];
-}
 
 #endif /* UDNN_CPU_REF_H */

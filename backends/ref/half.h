@@ -1,11 +1,15 @@
-/* half.h - IEEE binary16 and bfloat16 conversions, rounding to nearest even. */
-#ifndef UDNN_CPU_HALF_H
-#define UDNN_CPU_HALF_H
+/* half.h - IEEE binary16 and bfloat16 conversions, rounding to nearest
+ * even, in integer operations only: the same bits on every backend that
+ * builds them (see fn.h). */
+#ifndef UDNN_REF_HALF_H
+#define UDNN_REF_HALF_H
 
 #include <stdint.h>
 #include <string.h>
 
-static inline float udnn_half_to_float(uint16_t h)
+#include "backends/ref/fn.h"
+
+UDNN_REF_FN float udnn_half_to_float(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu;
@@ -30,7 +34,7 @@ static inline float udnn_half_to_float(uint16_t h)
     return f;
 }
 
-static inline uint16_t udnn_float_to_half(float f)
+UDNN_REF_FN uint16_t udnn_float_to_half(float f)
 {
     uint32_t x;
     memcpy(&x, &f, sizeof x);
@@ -39,8 +43,8 @@ static inline uint16_t udnn_float_to_half(float f)
     if (absx >= 0x7f800000u) /* inf or NaN (keep a quiet NaN) */
         return sign | (absx > 0x7f800000u ? 0x7e00u : 0x7c00u);
     if (absx >= 0x477ff000u) return sign | 0x7c00u; /* rounds to inf */
-    if (absx < 0x38800000u) {                          /* subnormal or zero in half */
-        if (absx < 0x33000000u) return sign;           /* below half the smallest */
+    if (absx < 0x38800000u) {                       /* subnormal or zero in half */
+        if (absx < 0x33000000u) return sign;        /* below half the smallest */
         uint32_t e = absx >> 23;
         uint32_t man = (absx & 0x7fffffu) | 0x800000u;
         uint32_t shift = 126u - e; /* 14 + (113 - e) - 1 */
@@ -54,7 +58,7 @@ static inline uint16_t udnn_float_to_half(float f)
     return sign | (uint16_t)((rounded - 0x38000000u) >> 13);
 }
 
-static inline float udnn_bf16_to_float(uint16_t b)
+UDNN_REF_FN float udnn_bf16_to_float(uint16_t b)
 {
     uint32_t bits = (uint32_t)b << 16;
     float f;
@@ -62,7 +66,7 @@ static inline float udnn_bf16_to_float(uint16_t b)
     return f;
 }
 
-static inline uint16_t udnn_float_to_bf16(float f)
+UDNN_REF_FN uint16_t udnn_float_to_bf16(float f)
 {
     uint32_t x;
     memcpy(&x, &f, sizeof x);
@@ -71,4 +75,4 @@ static inline uint16_t udnn_float_to_bf16(float f)
     return (uint16_t)(x >> 16);
 }
 
-#endif /* UDNN_CPU_HALF_H */
+#endif /* UDNN_REF_HALF_H */
