@@ -128,17 +128,20 @@ static udnnStatus_t check_algo_range(const char *fn, const conv_direction *dir, 
     return UDNN_STATUS_SUCCESS;
 }
 
-/* The backend's solver for algo; NOT_SUPPORTED, naming the algo, when it
- * has none. */
+/* The backend's solver for algo; NOT_SUPPORTED, naming the algo and
+ * whether the environment disabled it, when it has none. */
 static udnnStatus_t find_solver(const char *fn, udnnHandle_t h, const conv_direction *dir,
                                 udnn_op op, int algo, const udnn_solver **out)
 {
     UDNN_TRY(check_algo_range(fn, dir, algo));
-    *out = udnn_find_solver(h, op, algo);
+    int disabled;
+    *out = udnn_find_solver(h, op, algo, &disabled);
     if (*out == NULL)
-        return udnn_fail(UDNN_STATUS_NOT_SUPPORTED,
-                         "%s: algo %d (%s) is not available on the %s backend", fn, algo,
-                         dir->algo_names[algo], h->backend->name);
+        return udnn_fail(UDNN_STATUS_NOT_SUPPORTED, "%s: algo %d (%s) is %s on the %s backend", fn,
+                         algo, dir->algo_names[algo],
+                         disabled ? "disabled by UDNN_DISABLE_SOLVERS or UDNN_DETERMINISTIC"
+                                  : "not available",
+                         h->backend->name);
     return UDNN_STATUS_SUCCESS;
 }
 

@@ -225,8 +225,10 @@ UDNN_INTERNAL udnnStatus_t udnn_dispatch(udnnHandle_t h, const char *fn, udnn_op
                                          size_t workspace_bytes);
 
 /* The solver that serves algo for op on the handle's backend, with its
- * applicability; NULL when the backend has none (or it is disabled). */
-UDNN_INTERNAL const udnn_solver *udnn_find_solver(udnnHandle_t h, udnn_op op, int algo);
+ * applicability; NULL when the backend has none, *disabled 1 when it has
+ * some that UDNN_DISABLE_SOLVERS or UDNN_DETERMINISTIC disabled. */
+UDNN_INTERNAL const udnn_solver *udnn_find_solver(udnnHandle_t h, udnn_op op, int algo,
+                                                 int *disabled);
 
 /* The workspace of the solver udnn_dispatch picks for algo -1 when given
  * that much: the first enabled and applicable one (0 when none). */

@@ -51,12 +51,15 @@ static int solver_applies(const udnn_solver *s, const void *problem, const char 
     return 1;
 }
 
-const udnn_solver *udnn_find_solver(udnnHandle_t h, udnn_op op, int algo)
+const udnn_solver *udnn_find_solver(udnnHandle_t h, udnn_op op, int algo, int *disabled)
 {
     const udnn_backend *be = h->backend;
+    *disabled = 0;
     for (size_t i = 0; i < be->solver_count; i++) {
         const udnn_solver *s = be->solvers[i];
-        if (s->op == op && s->algo == algo && udnn_solver_enabled(s)) return s;
+        if (s->op != op || s->algo != algo) continue;
+        if (udnn_solver_enabled(s)) return s;
+        *disabled = 1;
     }
     return NULL;
 }

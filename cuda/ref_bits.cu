@@ -10,13 +10,15 @@
  * multiply and add rounds on its own; softmax's exp and log are the
  * reference's own (backends/ref/math.h). Activation modes whose reference
  * calls exp, tanh, erf or log1p are not served here: those functions'
- * last bits differ between the CPU's math library and the GPU's. LRN and
- * layer, RMS and group norm have no reference-bits solver yet. */
+ * last bits differ between the CPU's math library and the GPU's (LRN's
+ * power is the reference's own too). */
 #include "backends/ref/act.h"
 #include "backends/ref/bn.h"
 #include "backends/ref/conv.h"
 #include "backends/ref/dropout.h"
+#include "backends/ref/lrn.h"
 #include "backends/ref/matmul.h"
+#include "backends/ref/norm.h"
 #include "backends/ref/pool.h"
 #include "backends/ref/reduce.h"
 #include "backends/ref/softmax.h"
@@ -185,6 +187,38 @@ static udnnStatus_t rb_dropout_bwd(void *ctx, const void *problem, void *, size_
     return rb_launch<udnn_dropout_problem, ref_dropout_apply_at>(ctx, p, ref_count(&p->in));
 }
 
+/* ---- LRN, a thread a column ----------------------------------------------------------- */
+
+static udnnStatus_t rb_lrn_fwd(void *ctx, const void *problem, void *, size_t)
+{
+    const ref_lrn_plan r = ref_lrn_plan_of((const udnn_lrn_problem *)problem);
+    return rb_launch<ref_lrn_plan, ref_lrn_fwd_column>(ctx, &r, ref_lrn_columns(&r.p));
+}
+
+static udnnStatus_t rb_lrn_bwd(void *ctx, const void *problem, void *, size_t)
+{
+    const ref_lrn_plan r = ref_lrn_plan_of((const udnn_lrn_problem *)problem);
+    return rb_launch<ref_lrn_plan, ref_lrn_bwd_column>(ctx, &r, ref_lrn_columns(&r.p));
+}
+
+/* ---- layer, RMS and group norm, a thread a set ----------------------------------------- */
+
+static udnnStatus_t rb_norm_fwd(void *ctx, const void *problem, void *, size_t)
+{
+    const ref_norm_plan r = ref_norm_plan_of((const udnn_norm_problem *)problem);
+    return rb_launch<ref_norm_plan, ref_norm_fwd_set>(ctx, &r, r.g.sets);
+}
+
+/* the parameters' gradients first (a thread a parameter), then dx: dx may
+ * be dy's or x's buffer */
+static udnnStatus_t rb_norm_bwd(void *ctx, const void *problem, void *, size_t)
+{
+    const ref_norm_plan r = ref_norm_plan_of((const udnn_norm_problem *)problem);
+    udnnStatus_t st = rb_launch<ref_norm_plan, ref_norm_param_grad>(ctx, &r, r.g.params);
+    if (st != UDNN_STATUS_SUCCESS) return st;
+    return rb_launch<ref_norm_plan, ref_norm_bwd_set>(ctx, &r, r.g.sets);
+}
+
 /* ---- the table --------------------------------------------------------------------- */
 
 /* name, op, algo (cpu/ref's: one algo's solvers give one algo's bits),
@@ -216,7 +250,13 @@ static udnnStatus_t rb_dropout_bwd(void *ctx, const void *problem, void *, size_
     X(ref_bits_bn_fwd_infer, UDNN_OP_BN_FWD_INFER, -1, NULL, rb_bn<ref_bn_infer_feature>)          \
     X(ref_bits_bn_bwd, UDNN_OP_BN_BWD, -1, NULL, rb_bn<ref_bn_bwd_feature>)                        \
     X(ref_bits_dropout_fwd, UDNN_OP_DROPOUT_FWD, -1, NULL, rb_dropout_fwd)                         \
-    X(ref_bits_dropout_bwd, UDNN_OP_DROPOUT_BWD, -1, NULL, rb_dropout_bwd)
+    X(ref_bits_dropout_bwd, UDNN_OP_DROPOUT_BWD, -1, NULL, rb_dropout_bwd)                         \
+    X(ref_bits_lrn_fwd, UDNN_OP_LRN_FWD, -1, NULL, rb_lrn_fwd)                                     \
+    X(ref_bits_lrn_bwd, UDNN_OP_LRN_BWD, -1, NULL, rb_lrn_bwd)                                     \
+    X(ref_bits_norm_fwd, UDNN_OP_NORM_FWD, -1, NULL, rb_norm_fwd)                                  \
+    X(ref_bits_norm_bwd, UDNN_OP_NORM_BWD, -1, NULL, rb_norm_bwd)                                  \
+    X(ref_bits_groupnorm_fwd, UDNN_OP_GROUPNORM_FWD, -1, NULL, rb_norm_fwd)                        \
+    X(ref_bits_groupnorm_bwd, UDNN_OP_GROUPNORM_BWD, -1, NULL, rb_norm_bwd)
 
 #define RB_SOLVER(name, op, algo, applicable, run)                                                 \
     static const udnn_solver name = {#name, op, algo, UDNN_SOLVER_REFERENCE_BITS, applicable,      \

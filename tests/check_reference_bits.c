@@ -4,10 +4,10 @@
  * the same drawn values) must agree byte for byte, in every float type and
  * in NCHW and NHWC: convolution (every direction and the fused op),
  * activation, matmul, pooling, the element-wise tensor ops, ReduceTensor
- * with its indices, softmax, batch normalization and dropout (its mask
- * too). An activation whose reference calls a math library
- * function is refused on the GPU in this mode. Skips (77) without a GPU
- * backend. */
+ * with its indices, softmax, batch normalization, dropout (its mask
+ * too), LRN and layer, RMS and group norm. An activation whose reference
+ * calls a math library function is refused on the GPU in this mode.
+ * Without a GPU backend only the mode's dispatch on the CPU is checked. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -619,18 +619,170 @@ START_TEST(test_dropout)
 }
 END_TEST
 
+/* ---- LRN ----------------------------------------------------------------------------- */
+
+START_TEST(test_lrn)
+{
+    tu_seed_fresh();
+    const udnnDataType_t dt = tu_float_types[_i % 4];
+    const tu_layout l = _i / 4 ? TU_NHWC : TU_NCHW;
+    static const int dims[4] = {2, 7, 3, 4};
+    tu_tensor x[2], y[2], dy[2], dx[2];
+    twin_tensor(x, dt, 4, dims, l);
+    twin_tensor(y, dt, 4, dims, l);
+    twin_tensor(dy, dt, 4, dims, l);
+    twin_tensor(dx, dt, 4, dims, l);
+    udnnLRNDescriptor_t d;
+    tu_ok(udnnCreateLRNDescriptor(&d));
+    tu_ok(udnnSetLRNDescriptor(d, 5, 0.5, 0.75, 1.5));
+    const tu_scalar one = tu_scalar_of(dt, 1.0), zero = tu_scalar_of(dt, 0.0),
+                    alpha = tu_scalar_of(dt, 0.75), beta = tu_scalar_of(dt, 0.5);
+    for (int i = 0; i < 2; i++) {
+        tu_ok(udnnLRNCrossChannelForward(hs[i], d, UDNN_LRN_CROSS_CHANNEL_DIM1, &one, x[i].desc,
+                                         tu_buf_ptr(&x[i].buf), &zero, y[i].desc,
+                                         tu_buf_ptr(&y[i].buf)));
+        tu_ok(udnnLRNCrossChannelBackward(
+            hs[i], d, UDNN_LRN_CROSS_CHANNEL_DIM1, &alpha, y[i].desc, tu_buf_ptr(&y[i].buf),
+            dy[i].desc, tu_buf_ptr(&dy[i].buf), x[i].desc, tu_buf_ptr(&x[i].buf), &beta,
+            dx[i].desc, tu_buf_ptr(&dx[i].buf)));
+    }
+    assert_same_tensor(y, "lrn fwd %s %s", tu_dtype_name(dt), tu_layout_name(l));
+    assert_same_tensor(dx, "lrn bwd %s %s", tu_dtype_name(dt), tu_layout_name(l));
+    udnnDestroyLRNDescriptor(d);
+    twin_tensor_free(x);
+    twin_tensor_free(y);
+    twin_tensor_free(dy);
+    twin_tensor_free(dx);
+}
+END_TEST
+
+/* ---- layer, RMS and group norm ------------------------------------------------------ */
+
+/* groups 0: layer norm (RMS where rms) over the last 2 dims; else group
+ * norm. Forward with saved statistics, then the backward from them. */
+static void check_norm(int groups, int rms, udnnDataType_t dt, tu_layout l)
+{
+    static const int dims[4] = {2, 6, 3, 5};
+    const int pdims[4] = {1, groups ? 6 : 1, groups ? 1 : 3, groups ? 1 : 5};
+    const int sdims[4] = {2, groups ? groups : 6, 1, 1};
+    const udnnDataType_t pt = dt == UDNN_DATA_DOUBLE ? UDNN_DATA_DOUBLE : UDNN_DATA_FLOAT;
+    const udnnNormMode_t mode = rms ? UDNN_NORM_RMS : UDNN_NORM_LAYER;
+    tu_tensor x[2], y[2], dy[2], dx[2], scale[2], bias[2], mean[2], inv[2], ds[2], db[2];
+    twin_tensor(x, dt, 4, dims, l);
+    twin_tensor(y, dt, 4, dims, l);
+    twin_tensor(dy, dt, 4, dims, l);
+    twin_tensor(dx, dt, 4, dims, l);
+    twin_tensor(scale, pt, 4, pdims, TU_NCHW);
+    twin_tensor(bias, pt, 4, pdims, TU_NCHW);
+    twin_tensor(mean, pt, 4, sdims, TU_NCHW);
+    twin_tensor(inv, pt, 4, sdims, TU_NCHW);
+    twin_tensor(ds, pt, 4, pdims, TU_NCHW);
+    twin_tensor(db, pt, 4, pdims, TU_NCHW);
+    for (int i = 0; i < 2; i++) {
+        void *xp = tu_buf_ptr(&x[i].buf), *sp = tu_buf_ptr(&scale[i].buf);
+        void *mp = tu_buf_ptr(&mean[i].buf), *ip = tu_buf_ptr(&inv[i].buf);
+        if (groups) {
+            tu_ok(udnnGroupNormForward(hs[i], groups, 1e-3, x[i].desc, xp, scale[i].desc, sp,
+                                       tu_buf_ptr(&bias[i].buf), y[i].desc,
+                                       tu_buf_ptr(&y[i].buf), mean[i].desc, mp, ip));
+            tu_ok(udnnGroupNormBackward(hs[i], groups, x[i].desc, xp, dy[i].desc,
+                                        tu_buf_ptr(&dy[i].buf), scale[i].desc, sp, mean[i].desc,
+                                        mp, ip, dx[i].desc, tu_buf_ptr(&dx[i].buf),
+                                        tu_buf_ptr(&ds[i].buf), tu_buf_ptr(&db[i].buf)));
+        } else {
+            tu_ok(udnnNormForward(hs[i], mode, 2, 1e-3, x[i].desc, xp, scale[i].desc, sp,
+                                  tu_buf_ptr(&bias[i].buf), y[i].desc, tu_buf_ptr(&y[i].buf),
+                                  mean[i].desc, mp, ip));
+            tu_ok(udnnNormBackward(hs[i], mode, 2, x[i].desc, xp, dy[i].desc,
+                                   tu_buf_ptr(&dy[i].buf), scale[i].desc, sp, mean[i].desc, mp,
+                                   ip, dx[i].desc, tu_buf_ptr(&dx[i].buf),
+                                   tu_buf_ptr(&ds[i].buf), tu_buf_ptr(&db[i].buf)));
+        }
+    }
+    tu_tensor *outs[] = {y, mean, inv, dx, ds, db};
+    static const char *const names[] = {"y", "saved mean", "saved inv", "dx", "dscale", "dbias"};
+    for (int k = 0; k < 6; k++) {
+        assert_same_tensor(outs[k], "norm (groups %d, rms %d) %s %s: %s", groups, rms,
+                           tu_dtype_name(dt), tu_layout_name(l), names[k]);
+        twin_tensor_free(outs[k]);
+    }
+    twin_tensor_free(x);
+    twin_tensor_free(dy);
+    twin_tensor_free(scale);
+    twin_tensor_free(bias);
+}
+
+START_TEST(test_norm)
+{
+    tu_seed_fresh();
+    const udnnDataType_t dt = tu_float_types[_i % 4];
+    const tu_layout l = _i / 4 ? TU_NHWC : TU_NCHW;
+    check_norm(0, 0, dt, l);
+    check_norm(0, 1, dt, l);
+    check_norm(3, 0, dt, l);
+}
+END_TEST
+
+/* ---- the mode's dispatch, on the CPU alone ------------------------------------------ */
+
+/* Only the reference's solvers rank and run: convolution ranks
+ * IMPLICIT_GEMM (cpu/ref's) and refuses GEMM (the packed-GEMM solver's). */
+START_TEST(test_cpu_dispatch)
+{
+    static const int xdims[4] = {2, 3, 8, 8}, wdims[4] = {4, 3, 3, 3};
+    static const int pad[2] = {1, 1}, str[2] = {1, 1}, dil[2] = {1, 1};
+    const udnnHandle_t h = tu_handle(UDNN_BACKEND_CPU);
+    tu_tensor x, y;
+    tu_filter w;
+    tu_tensor_init(&x, h, UDNN_DATA_FLOAT, 4, xdims, TU_NCHW);
+    tu_filter_init(&w, h, UDNN_DATA_FLOAT, UDNN_TENSOR_NCHW, 4, wdims);
+    udnnConvolutionDescriptor_t conv;
+    tu_ok(udnnCreateConvolutionDescriptor(&conv));
+    tu_ok(udnnSetConvolutionNdDescriptor(conv, 2, pad, str, dil, UDNN_CROSS_CORRELATION,
+                                         UDNN_DATA_FLOAT));
+    tu_tensor_init(&y, h, UDNN_DATA_FLOAT, 4, (const int[4]){2, 4, 8, 8}, TU_NCHW);
+    udnnConvolutionFwdAlgoPerf_t perf[UDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int count = 0;
+    tu_ok(udnnGetConvolutionForwardAlgorithm_v7(h, x.desc, w.desc, conv, y.desc,
+                                                UDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf));
+    ck_assert_int_ge(count, 1);
+    ck_assert_int_eq(perf[0].algo, UDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
+    ck_assert_int_eq(perf[0].status, UDNN_STATUS_SUCCESS);
+    for (int k = 1; k < count; k++) ck_assert_int_ne(perf[k].status, UDNN_STATUS_SUCCESS);
+    tu_fill_uniform(&x, -1.0, 1.0);
+    const float one = 1.0f, zero = 0.0f;
+    tu_assert_fails(udnnConvolutionForward(h, &one, x.desc, tu_buf_ptr(&x.buf), w.desc,
+                                           tu_buf_ptr(&w.buf), conv,
+                                           UDNN_CONVOLUTION_FWD_ALGO_GEMM, NULL, 0, &zero,
+                                           y.desc, tu_buf_ptr(&y.buf)),
+                    UDNN_STATUS_NOT_SUPPORTED, "udnnConvolutionForward", "UDNN_DETERMINISTIC");
+    udnnDestroyConvolutionDescriptor(conv);
+    tu_tensor_free(&x);
+    tu_tensor_free(&y);
+    tu_filter_free(&w);
+    udnnDestroy(h);
+}
+END_TEST
+
 int main(void)
 {
     udnnBackend_t bks[3];
     int n = tu_backends(bks);
     for (int i = 0; i < n && gpu_backend == 0; i++)
         if (bks[i] != UDNN_BACKEND_CPU) gpu_backend = bks[i];
-    if (gpu_backend == 0 || bks[0] != UDNN_BACKEND_CPU) {
-        printf("check_reference_bits: needs the CPU and a GPU backend; skipped\n");
+    if (n == 0 || bks[0] != UDNN_BACKEND_CPU) {
+        printf("check_reference_bits: needs the CPU backend; skipped\n");
         return 77;
     }
     setenv("UDNN_DETERMINISTIC", "reference", 1);
     Suite *s = suite_create("reference_bits");
+    TCase *mode = tcase_create("mode");
+    tcase_add_test(mode, test_cpu_dispatch);
+    suite_add_tcase(s, mode);
+    if (gpu_backend == 0) {
+        printf("check_reference_bits: no GPU backend here; the CPU's dispatch only\n");
+        return tu_run_suite(s);
+    }
     TCase *tc = tcase_create("ops");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
@@ -644,6 +796,8 @@ int main(void)
     tcase_add_loop_test(tc, test_softmax, 0, 8);
     tcase_add_loop_test(tc, test_batchnorm, 0, 8);
     tcase_add_loop_test(tc, test_dropout, 0, 8);
+    tcase_add_loop_test(tc, test_lrn, 0, 8);
+    tcase_add_loop_test(tc, test_norm, 0, 8);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -98,4 +98,11 @@ UDNN_REF_FN double ref_log(double x)
     return ed * REF_LN2_HI + (ed * REF_LN2_LO + log_m);
 }
 
+/* x^y for x > 0, as exp(y log x): the log's rounding grows by |y log x|,
+ * a few ulps for LRN's s^-beta (defined only for x > 0) */
+UDNN_REF_FN double ref_pow(double x, double y)
+{
+    return ref_exp(y * ref_log(x));
+}
+
 #endif /* UDNN_REF_MATH_H */
