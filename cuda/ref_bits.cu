@@ -7,11 +7,9 @@
  * last in the table and serve only what no tuned kernel takes.
  *
  * Built with --fmad=false (cuda/local.mk): as C11 does on the CPU, every
- * multiply and add rounds on its own; softmax's exp and log are the
- * reference's own (backends/ref/math.h). Activation modes whose reference
- * calls exp, tanh, erf or log1p are not served here: those functions'
- * last bits differ between the CPU's math library and the GPU's (LRN's
- * power is the reference's own too). */
+ * multiply and add rounds on its own; exp, log and the functions built on
+ * them are the reference's own (backends/ref/math.h), since math
+ * libraries differ in the last bits. */
 #include "backends/ref/act.h"
 #include "backends/ref/bn.h"
 #include "backends/ref/conv.h"
@@ -70,13 +68,6 @@ static udnnStatus_t rb_conv_bwd_bias(void *ctx, const void *problem, void *, siz
     return rb_launch<udnn_conv_bias_problem, ref_conv_bwd_bias_at>(ctx, p, p->dy.dims[1]);
 }
 
-static int rb_conv_bias_act_applicable(const void *problem, const char **why)
-{
-    if (ref_act_same_bits(((const udnn_conv_problem *)problem)->act.mode)) return 1;
-    *why = "the activation's reference calls a math library function";
-    return 0;
-}
-
 static udnnStatus_t rb_conv_bias_act(void *ctx, const void *problem, void *, size_t)
 {
     const udnn_conv_problem *p = (const udnn_conv_problem *)problem;
@@ -84,13 +75,6 @@ static udnnStatus_t rb_conv_bias_act(void *ctx, const void *problem, void *, siz
 }
 
 /* ---- activation -------------------------------------------------------------------- */
-
-static int rb_act_applicable(const void *problem, const char **why)
-{
-    if (ref_act_same_bits(((const udnn_act_problem *)problem)->act.mode)) return 1;
-    *why = "the activation's reference calls a math library function";
-    return 0;
-}
 
 static udnnStatus_t rb_act_fwd(void *ctx, const void *problem, void *, size_t)
 {
@@ -222,45 +206,43 @@ static udnnStatus_t rb_norm_bwd(void *ctx, const void *problem, void *, size_t)
 /* ---- the table --------------------------------------------------------------------- */
 
 /* name, op, algo (cpu/ref's: one algo's solvers give one algo's bits),
- * applicability, run */
+ * run; every one always applies */
 #define RB_SOLVERS(X)                                                                              \
-    X(ref_bits_conv_fwd, UDNN_OP_CONV_FWD, UDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL,          \
-      rb_conv_fwd)                                                                                 \
-    X(ref_bits_conv_bwd_data, UDNN_OP_CONV_BWD_DATA, UDNN_CONVOLUTION_BWD_DATA_ALGO_0, NULL,       \
+    X(ref_bits_conv_fwd, UDNN_OP_CONV_FWD, UDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, rb_conv_fwd)   \
+    X(ref_bits_conv_bwd_data, UDNN_OP_CONV_BWD_DATA, UDNN_CONVOLUTION_BWD_DATA_ALGO_0,             \
       rb_conv_bwd_data)                                                                            \
-    X(ref_bits_conv_bwd_filter, UDNN_OP_CONV_BWD_FILTER, UDNN_CONVOLUTION_BWD_FILTER_ALGO_0, NULL, \
+    X(ref_bits_conv_bwd_filter, UDNN_OP_CONV_BWD_FILTER, UDNN_CONVOLUTION_BWD_FILTER_ALGO_0,       \
       rb_conv_bwd_filter)                                                                          \
-    X(ref_bits_conv_bwd_bias, UDNN_OP_CONV_BWD_BIAS, -1, NULL, rb_conv_bwd_bias)                   \
+    X(ref_bits_conv_bwd_bias, UDNN_OP_CONV_BWD_BIAS, -1, rb_conv_bwd_bias)                         \
     X(ref_bits_conv_bias_act, UDNN_OP_CONV_BIAS_ACT, UDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,      \
-      rb_conv_bias_act_applicable, rb_conv_bias_act)                                               \
-    X(ref_bits_act_fwd, UDNN_OP_ACT_FWD, -1, rb_act_applicable, rb_act_fwd)                        \
-    X(ref_bits_act_bwd, UDNN_OP_ACT_BWD, -1, rb_act_applicable, rb_act_bwd)                        \
-    X(ref_bits_matmul, UDNN_OP_MATMUL, -1, NULL, rb_matmul)                                        \
-    X(ref_bits_pool_fwd, UDNN_OP_POOL_FWD, -1, NULL, rb_pool_fwd)                                  \
-    X(ref_bits_pool_bwd, UDNN_OP_POOL_BWD, -1, NULL, rb_pool_bwd)                                  \
-    X(ref_bits_set_tensor, UDNN_OP_SET_TENSOR, -1, NULL, rb_tensor<ref_set_at>)                    \
-    X(ref_bits_scale_tensor, UDNN_OP_SCALE_TENSOR, -1, NULL, rb_tensor<ref_scale_at>)              \
-    X(ref_bits_add_tensor, UDNN_OP_ADD_TENSOR, -1, NULL, rb_tensor<ref_add_at>)                    \
-    X(ref_bits_transform_tensor, UDNN_OP_TRANSFORM_TENSOR, -1, NULL, rb_tensor<ref_add_at>)        \
-    X(ref_bits_op_tensor, UDNN_OP_OP_TENSOR, -1, NULL, rb_tensor<ref_op_at>)                       \
-    X(ref_bits_reduce, UDNN_OP_REDUCE, -1, NULL, rb_reduce)                                        \
-    X(ref_bits_softmax_fwd, UDNN_OP_SOFTMAX_FWD, -1, NULL, rb_softmax_fwd)                         \
-    X(ref_bits_softmax_bwd, UDNN_OP_SOFTMAX_BWD, -1, NULL, rb_softmax_bwd)                         \
-    X(ref_bits_bn_fwd_train, UDNN_OP_BN_FWD_TRAIN, -1, NULL, rb_bn<ref_bn_train_feature>)          \
-    X(ref_bits_bn_fwd_infer, UDNN_OP_BN_FWD_INFER, -1, NULL, rb_bn<ref_bn_infer_feature>)          \
-    X(ref_bits_bn_bwd, UDNN_OP_BN_BWD, -1, NULL, rb_bn<ref_bn_bwd_feature>)                        \
-    X(ref_bits_dropout_fwd, UDNN_OP_DROPOUT_FWD, -1, NULL, rb_dropout_fwd)                         \
-    X(ref_bits_dropout_bwd, UDNN_OP_DROPOUT_BWD, -1, NULL, rb_dropout_bwd)                         \
-    X(ref_bits_lrn_fwd, UDNN_OP_LRN_FWD, -1, NULL, rb_lrn_fwd)                                     \
-    X(ref_bits_lrn_bwd, UDNN_OP_LRN_BWD, -1, NULL, rb_lrn_bwd)                                     \
-    X(ref_bits_norm_fwd, UDNN_OP_NORM_FWD, -1, NULL, rb_norm_fwd)                                  \
-    X(ref_bits_norm_bwd, UDNN_OP_NORM_BWD, -1, NULL, rb_norm_bwd)                                  \
-    X(ref_bits_groupnorm_fwd, UDNN_OP_GROUPNORM_FWD, -1, NULL, rb_norm_fwd)                        \
-    X(ref_bits_groupnorm_bwd, UDNN_OP_GROUPNORM_BWD, -1, NULL, rb_norm_bwd)
+      rb_conv_bias_act)                                                                            \
+    X(ref_bits_act_fwd, UDNN_OP_ACT_FWD, -1, rb_act_fwd)                                           \
+    X(ref_bits_act_bwd, UDNN_OP_ACT_BWD, -1, rb_act_bwd)                                           \
+    X(ref_bits_matmul, UDNN_OP_MATMUL, -1, rb_matmul)                                              \
+    X(ref_bits_pool_fwd, UDNN_OP_POOL_FWD, -1, rb_pool_fwd)                                        \
+    X(ref_bits_pool_bwd, UDNN_OP_POOL_BWD, -1, rb_pool_bwd)                                        \
+    X(ref_bits_set_tensor, UDNN_OP_SET_TENSOR, -1, rb_tensor<ref_set_at>)                          \
+    X(ref_bits_scale_tensor, UDNN_OP_SCALE_TENSOR, -1, rb_tensor<ref_scale_at>)                    \
+    X(ref_bits_add_tensor, UDNN_OP_ADD_TENSOR, -1, rb_tensor<ref_add_at>)                          \
+    X(ref_bits_transform_tensor, UDNN_OP_TRANSFORM_TENSOR, -1, rb_tensor<ref_add_at>)              \
+    X(ref_bits_op_tensor, UDNN_OP_OP_TENSOR, -1, rb_tensor<ref_op_at>)                             \
+    X(ref_bits_reduce, UDNN_OP_REDUCE, -1, rb_reduce)                                              \
+    X(ref_bits_softmax_fwd, UDNN_OP_SOFTMAX_FWD, -1, rb_softmax_fwd)                               \
+    X(ref_bits_softmax_bwd, UDNN_OP_SOFTMAX_BWD, -1, rb_softmax_bwd)                               \
+    X(ref_bits_bn_fwd_train, UDNN_OP_BN_FWD_TRAIN, -1, rb_bn<ref_bn_train_feature>)                \
+    X(ref_bits_bn_fwd_infer, UDNN_OP_BN_FWD_INFER, -1, rb_bn<ref_bn_infer_feature>)                \
+    X(ref_bits_bn_bwd, UDNN_OP_BN_BWD, -1, rb_bn<ref_bn_bwd_feature>)                              \
+    X(ref_bits_dropout_fwd, UDNN_OP_DROPOUT_FWD, -1, rb_dropout_fwd)                               \
+    X(ref_bits_dropout_bwd, UDNN_OP_DROPOUT_BWD, -1, rb_dropout_bwd)                               \
+    X(ref_bits_lrn_fwd, UDNN_OP_LRN_FWD, -1, rb_lrn_fwd)                                           \
+    X(ref_bits_lrn_bwd, UDNN_OP_LRN_BWD, -1, rb_lrn_bwd)                                           \
+    X(ref_bits_norm_fwd, UDNN_OP_NORM_FWD, -1, rb_norm_fwd)                                        \
+    X(ref_bits_norm_bwd, UDNN_OP_NORM_BWD, -1, rb_norm_bwd)                                        \
+    X(ref_bits_groupnorm_fwd, UDNN_OP_GROUPNORM_FWD, -1, rb_norm_fwd)                              \
+    X(ref_bits_groupnorm_bwd, UDNN_OP_GROUPNORM_BWD, -1, rb_norm_bwd)
 
-#define RB_SOLVER(name, op, algo, applicable, run)                                                 \
-    static const udnn_solver name = {#name, op, algo, UDNN_SOLVER_REFERENCE_BITS, applicable,      \
-                                     NULL, run};
+#define RB_SOLVER(name, op, algo, run)                                                             \
+    static const udnn_solver name = {#name, op, algo, UDNN_SOLVER_REFERENCE_BITS, NULL, NULL, run};
 RB_SOLVERS(RB_SOLVER)
-#define RB_ENTRY(name, op, algo, applicable, run) &name,
+#define RB_ENTRY(name, op, algo, run) &name,
 UDNN_GPU_SOLVER_TABLE(ref_bits, RB_SOLVERS(RB_ENTRY));

@@ -15,12 +15,16 @@
  * At the kinks the derivative takes the right-hand side's value where the
  * function is flat on the left and 0 on the flat side: RELU'(0) = 0,
  * CLIPPED_RELU' is 1 only on (0, coef), LEAKY_RELU'(0) = coef, ELU'(0) =
- * coef, HARDSWISH' is 0 below -3, (2x + 3) / 6 on [-3, 3], 1 above. */
+ * coef, HARDSWISH' is 0 below -3, (2x + 3) / 6 on [-3, 3], 1 above.
+ *
+ * exp, expm1, log1p, tanh and erf are the reference's own (math.h), so
+ * that every backend computes the same bits. */
 #ifndef UDNN_REF_ACT_H
 #define UDNN_REF_ACT_H
 
 #include <math.h>
 
+#include "backends/ref/math.h"
 #include "backends/ref/ref.h"
 
 /* The tanh form of GELU: 0.5 x (1 + tanh(k (x + c x^3))). */
@@ -32,14 +36,14 @@
 UDNN_REF_FN double ref_sigmoid(double x)
 {
     /* exp of a negative argument only, so neither branch overflows */
-    if (x >= 0) return 1.0 / (1.0 + exp(-x));
-    double e = exp(x);
+    if (x >= 0) return 1.0 / (1.0 + ref_exp(-x));
+    double e = ref_exp(x);
     return e / (1.0 + e);
 }
 
 UDNN_REF_FN double ref_softplus(double x)
 {
-    return fmax(x, 0.0) + log1p(exp(-fabs(x)));
+    return fmax(x, 0.0) + ref_log1p(ref_exp(-fabs(x)));
 }
 
 UDNN_REF_FN int ref_act_follows_nan_opt(udnnActivationMode_t m)
@@ -55,17 +59,17 @@ UDNN_REF_FN double udnn_ref_act(const udnn_act_params *p, double x)
     switch (p->mode) {
     case UDNN_ACTIVATION_SIGMOID: return ref_sigmoid(x);
     case UDNN_ACTIVATION_RELU: return x > 0 ? x : 0.0;
-    case UDNN_ACTIVATION_TANH: return tanh(x);
+    case UDNN_ACTIVATION_TANH: return ref_tanh(x);
     case UDNN_ACTIVATION_CLIPPED_RELU: return fmin(x > 0 ? x : 0.0, p->coef);
-    case UDNN_ACTIVATION_ELU: return x > 0 ? x : p->coef * expm1(x);
+    case UDNN_ACTIVATION_ELU: return x > 0 ? x : p->coef * ref_expm1(x);
     case UDNN_ACTIVATION_IDENTITY: return x;
     case UDNN_ACTIVATION_SWISH: return x * ref_sigmoid(p->swish_beta * x);
     case UDNN_ACTIVATION_LEAKY_RELU: return x > 0 ? x : p->coef * x;
-    case UDNN_ACTIVATION_GELU: return 0.5 * x * (1.0 + erf(x * REF_INV_SQRT2));
+    case UDNN_ACTIVATION_GELU: return 0.5 * x * (1.0 + ref_erf(x * REF_INV_SQRT2));
     case UDNN_ACTIVATION_GELU_TANH:
-        return 0.5 * x * (1.0 + tanh(REF_GELU_TANH_K * (x + REF_GELU_TANH_C * x * x * x)));
+        return 0.5 * x * (1.0 + ref_tanh(REF_GELU_TANH_K * (x + REF_GELU_TANH_C * x * x * x)));
     case UDNN_ACTIVATION_SOFTPLUS: return ref_softplus(x);
-    case UDNN_ACTIVATION_MISH: return x * tanh(ref_softplus(x));
+    case UDNN_ACTIVATION_MISH: return x * ref_tanh(ref_softplus(x));
     case UDNN_ACTIVATION_HARDSWISH: return x * fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0;
     }
     return NAN;
@@ -83,11 +87,11 @@ UDNN_REF_FN double udnn_ref_act_grad(const udnn_act_params *p, double x, double 
     }
     case UDNN_ACTIVATION_RELU: return x > 0 ? 1.0 : 0.0;
     case UDNN_ACTIVATION_TANH: {
-        double t = tanh(x);
+        double t = ref_tanh(x);
         return 1.0 - t * t;
     }
     case UDNN_ACTIVATION_CLIPPED_RELU: return x > 0 && x < p->coef ? 1.0 : 0.0;
-    case UDNN_ACTIVATION_ELU: return x > 0 ? 1.0 : p->coef * exp(x);
+    case UDNN_ACTIVATION_ELU: return x > 0 ? 1.0 : p->coef * ref_exp(x);
     case UDNN_ACTIVATION_IDENTITY: return 1.0;
     case UDNN_ACTIVATION_SWISH: {
         double b = p->swish_beta, s = ref_sigmoid(b * x);
@@ -95,15 +99,16 @@ UDNN_REF_FN double udnn_ref_act_grad(const udnn_act_params *p, double x, double 
     }
     case UDNN_ACTIVATION_LEAKY_RELU: return x > 0 ? 1.0 : p->coef;
     case UDNN_ACTIVATION_GELU:
-        return 0.5 * (1.0 + erf(x * REF_INV_SQRT2)) + x * REF_INV_SQRT_2PI * exp(-0.5 * x * x);
+        return 0.5 * (1.0 + ref_erf(x * REF_INV_SQRT2)) +
+               x * REF_INV_SQRT_2PI * ref_exp(-0.5 * x * x);
     case UDNN_ACTIVATION_GELU_TANH: {
-        double t = tanh(REF_GELU_TANH_K * (x + REF_GELU_TANH_C * x * x * x));
+        double t = ref_tanh(REF_GELU_TANH_K * (x + REF_GELU_TANH_C * x * x * x));
         double inner = REF_GELU_TANH_K * (1.0 + 3.0 * REF_GELU_TANH_C * x * x);
         return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * inner;
     }
     case UDNN_ACTIVATION_SOFTPLUS: return ref_sigmoid(x);
     case UDNN_ACTIVATION_MISH: {
-        double t = tanh(ref_softplus(x));
+        double t = ref_tanh(ref_softplus(x));
         return t + x * (1.0 - t * t) * ref_sigmoid(x);
     }
     case UDNN_ACTIVATION_HARDSWISH:
@@ -112,17 +117,6 @@ UDNN_REF_FN double udnn_ref_act_grad(const udnn_act_params *p, double x, double 
         return (2.0 * x + 3.0) / 6.0;
     }
     return NAN;
-}
-
-/* Whether mode's function and derivative take only additions,
- * multiplications, divisions and comparisons, rounded by IEEE rules on
- * every backend; the others call exp, tanh, erf or log1p, whose last bits
- * differ between math libraries. */
-UDNN_REF_FN int ref_act_same_bits(udnnActivationMode_t mode)
-{
-    return mode == UDNN_ACTIVATION_RELU || mode == UDNN_ACTIVATION_CLIPPED_RELU ||
-           mode == UDNN_ACTIVATION_LEAKY_RELU || mode == UDNN_ACTIVATION_IDENTITY ||
-           mode == UDNN_ACTIVATION_HARDSWISH;
 }
 
 /* Element i (logical order) of y = alpha * act(x) + beta * y. */
