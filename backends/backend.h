@@ -301,13 +301,6 @@ typedef struct {
         ;
 } udnn_host_api;
 
-/* One algorithm of one op. `problem` points to the struct its op takes:
- * udnn_conv_problem for the CONV_FWD/BWD_DATA/BWD_FILTER/BIAS_ACT ops,
- * udnn_conv_bias_problem, udnn_act_problem, udnn_pool_problem,
- * udnn_softmax_problem, udnn_tensor_problem (SET/SCALE/ADD/TRANSFORM/OP
- * tensor), udnn_bn_problem, udnn_norm_problem (NORM_* and GROUPNORM_*),
- * udnn_lrn_problem, udnn_dropout_problem, udnn_reduce_problem,
- * udnn_matmul_problem. */
 /* What udnn_solver.deterministic promises. REFERENCE_BITS: the bits of
  * cpu/ref on every backend, each output element computed by the shared
  * arithmetic of backends/ref (the CPU reference's own solvers, and a GPU
@@ -319,6 +312,13 @@ enum {
     UDNN_SOLVER_REFERENCE_BITS = 2
 };
 
+/* One algorithm of one op. `problem` points to the struct its op takes:
+ * udnn_conv_problem for the CONV_FWD/BWD_DATA/BWD_FILTER/BIAS_ACT ops,
+ * udnn_conv_bias_problem, udnn_act_problem, udnn_pool_problem,
+ * udnn_softmax_problem, udnn_tensor_problem (SET/SCALE/ADD/TRANSFORM/OP
+ * tensor), udnn_bn_problem, udnn_norm_problem (NORM_* and GROUPNORM_*),
+ * udnn_lrn_problem, udnn_dropout_problem, udnn_reduce_problem,
+ * udnn_matmul_problem. */
 typedef struct {
     const char *name; /* stable: used by UDNN_DISABLE_SOLVERS and perfdb */
     udnn_op op;
