@@ -92,10 +92,16 @@ static void assert_same_tensor(tu_tensor t[2], const char *fmt, ...)
     va_end(ap);
 }
 
-static void twin_tensor_free(tu_tensor t[2])
+/* Frees each twin tensor given, up to a NULL. */
+static void twins_free(tu_tensor *t, ...)
 {
-    tu_tensor_free(&t[0]);
-    tu_tensor_free(&t[1]);
+    va_list ap;
+    va_start(ap, t);
+    for (; t != NULL; t = va_arg(ap, tu_tensor *)) {
+        tu_tensor_free(&t[0]);
+        tu_tensor_free(&t[1]);
+    }
+    va_end(ap);
 }
 
 static udnnDataType_t compute_type(udnnDataType_t t)
@@ -175,13 +181,7 @@ static void check_conv(const conv_case *cc, udnnDataType_t dt, tu_layout l)
     assert_same_bytes((tu_buf[2]){dw[0].buf, dw[1].buf}, "conv bwd filter %s", what);
     assert_same_tensor(db, "conv bwd bias %s", what);
     assert_same_tensor(z, "conv bias relu %s", what);
-    twin_tensor_free(x);
-    twin_tensor_free(y);
-    twin_tensor_free(z);
-    twin_tensor_free(dx);
-    twin_tensor_free(dy);
-    twin_tensor_free(bias);
-    twin_tensor_free(db);
+    twins_free(x, y, z, dx, dy, bias, db, NULL);
     for (int i = 0; i < 2; i++) {
         tu_filter_free(&w[i]);
         tu_filter_free(&dw[i]);
@@ -228,10 +228,7 @@ static void check_act(udnnActivationMode_t mode, double coef, udnnDataType_t dt,
     assert_same_tensor(dx, "activation %d bwd %s %s", (int)mode, tu_dtype_name(dt),
                        tu_layout_name(l));
     udnnDestroyActivationDescriptor(act);
-    twin_tensor_free(x);
-    twin_tensor_free(y);
-    twin_tensor_free(dx);
-    twin_tensor_free(dy);
+    twins_free(x, y, dx, dy, NULL);
 }
 
 /* every mode, those built on exp, tanh and erf too (backends/ref/math.h):
@@ -242,10 +239,10 @@ START_TEST(test_activation)
     const udnnDataType_t dt = tu_float_types[_i % 4];
     const tu_layout l = _i / 4 ? TU_NHWC : TU_NCHW;
     static const udnnActivationMode_t modes[] = {
-        UDNN_ACTIVATION_SIGMOID,    UDNN_ACTIVATION_RELU,      UDNN_ACTIVATION_TANH,
-        UDNN_ACTIVATION_CLIPPED_RELU, UDNN_ACTIVATION_ELU,     UDNN_ACTIVATION_IDENTITY,
-        UDNN_ACTIVATION_SWISH,      UDNN_ACTIVATION_LEAKY_RELU, UDNN_ACTIVATION_GELU,
-        UDNN_ACTIVATION_GELU_TANH,  UDNN_ACTIVATION_SOFTPLUS,  UDNN_ACTIVATION_MISH,
+        UDNN_ACTIVATION_SIGMOID,      UDNN_ACTIVATION_RELU,       UDNN_ACTIVATION_TANH,
+        UDNN_ACTIVATION_CLIPPED_RELU, UDNN_ACTIVATION_ELU,        UDNN_ACTIVATION_IDENTITY,
+        UDNN_ACTIVATION_SWISH,        UDNN_ACTIVATION_LEAKY_RELU, UDNN_ACTIVATION_GELU,
+        UDNN_ACTIVATION_GELU_TANH,    UDNN_ACTIVATION_SOFTPLUS,   UDNN_ACTIVATION_MISH,
         UDNN_ACTIVATION_HARDSWISH};
     for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) check_act(modes[m], 0.5, dt, l);
 }
@@ -271,9 +268,7 @@ START_TEST(test_matmul)
                          b[i].desc, tu_buf_ptr(&b[i].buf), &beta, c[i].desc,
                          tu_buf_ptr(&c[i].buf)));
     assert_same_tensor(c, "matmul %s trans %d %d", tu_dtype_name(dt), trans_a, trans_b);
-    twin_tensor_free(a);
-    twin_tensor_free(b);
-    twin_tensor_free(c);
+    twins_free(a, b, c, NULL);
 }
 END_TEST
 
@@ -304,10 +299,7 @@ static void check_pool(udnnPoolingMode_t m, udnnDataType_t dt, tu_layout l)
     assert_same_tensor(y, "pooling %d fwd %s %s", (int)m, tu_dtype_name(dt), tu_layout_name(l));
     assert_same_tensor(dx, "pooling %d bwd %s %s", (int)m, tu_dtype_name(dt), tu_layout_name(l));
     udnnDestroyPoolingDescriptor(pool);
-    twin_tensor_free(x);
-    twin_tensor_free(y);
-    twin_tensor_free(dx);
-    twin_tensor_free(dy);
+    twins_free(x, y, dx, dy, NULL);
 }
 
 START_TEST(test_pooling)
@@ -342,9 +334,7 @@ static void check_op_tensor(udnnOpTensorOp_t op, udnnDataType_t dt, tu_layout l)
                            tu_buf_ptr(&b[i].buf), &beta, c[i].desc, tu_buf_ptr(&c[i].buf)));
     assert_same_tensor(c, "op tensor %d %s %s", (int)op, tu_dtype_name(dt), tu_layout_name(l));
     udnnDestroyOpTensorDescriptor(d);
-    twin_tensor_free(a);
-    twin_tensor_free(b);
-    twin_tensor_free(c);
+    twins_free(a, b, c, NULL);
 }
 
 /* AddTensor of a bias, ScaleTensor, SetTensor, and TransformTensor into
@@ -370,10 +360,7 @@ static void check_tensor_ops(udnnDataType_t dt, tu_layout l)
     assert_same_tensor(c, "add and scale tensor %s %s", tu_dtype_name(dt), tu_layout_name(l));
     assert_same_tensor(t, "transform tensor %s %s", tu_dtype_name(dt), tu_layout_name(l));
     assert_same_tensor(a, "set tensor %s %s", tu_dtype_name(dt), tu_layout_name(l));
-    twin_tensor_free(a);
-    twin_tensor_free(bias);
-    twin_tensor_free(c);
-    twin_tensor_free(t);
+    twins_free(a, bias, c, t, NULL);
 }
 
 START_TEST(test_tensor_ops)
@@ -427,8 +414,7 @@ static void check_reduce(udnnReduceTensorOp_t op, udnnDataType_t dt)
         tu_buf_free(&ws[i]);
     }
     udnnDestroyReduceTensorDescriptor(d);
-    twin_tensor_free(a);
-    twin_tensor_free(c);
+    twins_free(a, c, NULL);
 }
 
 START_TEST(test_reduce)
@@ -466,10 +452,7 @@ static void check_softmax(udnnSoftmaxAlgorithm_t alg, udnnSoftmaxMode_t mode, ud
                        tu_layout_name(l));
     assert_same_tensor(dx, "softmax %d mode %d bwd %s %s", (int)alg, (int)mode, tu_dtype_name(dt),
                        tu_layout_name(l));
-    twin_tensor_free(x);
-    twin_tensor_free(y);
-    twin_tensor_free(dy);
-    twin_tensor_free(dx);
+    twins_free(x, y, dy, dx, NULL);
 }
 
 START_TEST(test_softmax)
@@ -538,12 +521,9 @@ static void check_bn(udnnBatchNormMode_t mode, udnnDataType_t dt, tu_layout l)
     for (int k = 0; k < 10; k++) {
         assert_same_tensor(outs[k], "batch norm %d %s %s: %s", (int)mode, tu_dtype_name(dt),
                            tu_layout_name(l), names[k]);
-        twin_tensor_free(outs[k]);
+        twins_free(outs[k], NULL);
     }
-    twin_tensor_free(x);
-    twin_tensor_free(dy);
-    twin_tensor_free(scale);
-    twin_tensor_free(bias);
+    twins_free(x, dy, scale, bias, NULL);
 }
 
 START_TEST(test_batchnorm)
@@ -595,9 +575,7 @@ START_TEST(test_dropout)
         tu_buf_free(&states[i]);
         tu_buf_free(&reserve[i]);
     }
-    twin_tensor_free(x);
-    twin_tensor_free(y);
-    twin_tensor_free(dx);
+    twins_free(x, y, dx, NULL);
 }
 END_TEST
 
@@ -623,18 +601,15 @@ START_TEST(test_lrn)
         tu_ok(udnnLRNCrossChannelForward(hs[i], d, UDNN_LRN_CROSS_CHANNEL_DIM1, &one, x[i].desc,
                                          tu_buf_ptr(&x[i].buf), &zero, y[i].desc,
                                          tu_buf_ptr(&y[i].buf)));
-        tu_ok(udnnLRNCrossChannelBackward(
-            hs[i], d, UDNN_LRN_CROSS_CHANNEL_DIM1, &alpha, y[i].desc, tu_buf_ptr(&y[i].buf),
-            dy[i].desc, tu_buf_ptr(&dy[i].buf), x[i].desc, tu_buf_ptr(&x[i].buf), &beta,
-            dx[i].desc, tu_buf_ptr(&dx[i].buf)));
+        tu_ok(udnnLRNCrossChannelBackward(hs[i], d, UDNN_LRN_CROSS_CHANNEL_DIM1, &alpha, y[i].desc,
+                                          tu_buf_ptr(&y[i].buf), dy[i].desc, tu_buf_ptr(&dy[i].buf),
+                                          x[i].desc, tu_buf_ptr(&x[i].buf), &beta, dx[i].desc,
+                                          tu_buf_ptr(&dx[i].buf)));
     }
     assert_same_tensor(y, "lrn fwd %s %s", tu_dtype_name(dt), tu_layout_name(l));
     assert_same_tensor(dx, "lrn bwd %s %s", tu_dtype_name(dt), tu_layout_name(l));
     udnnDestroyLRNDescriptor(d);
-    twin_tensor_free(x);
-    twin_tensor_free(y);
-    twin_tensor_free(dy);
-    twin_tensor_free(dx);
+    twins_free(x, y, dy, dx, NULL);
 }
 END_TEST
 
@@ -665,20 +640,20 @@ static void check_norm(int groups, int rms, udnnDataType_t dt, tu_layout l)
         void *mp = tu_buf_ptr(&mean[i].buf), *ip = tu_buf_ptr(&inv[i].buf);
         if (groups) {
             tu_ok(udnnGroupNormForward(hs[i], groups, 1e-3, x[i].desc, xp, scale[i].desc, sp,
-                                       tu_buf_ptr(&bias[i].buf), y[i].desc,
-                                       tu_buf_ptr(&y[i].buf), mean[i].desc, mp, ip));
+                                       tu_buf_ptr(&bias[i].buf), y[i].desc, tu_buf_ptr(&y[i].buf),
+                                       mean[i].desc, mp, ip));
             tu_ok(udnnGroupNormBackward(hs[i], groups, x[i].desc, xp, dy[i].desc,
-                                        tu_buf_ptr(&dy[i].buf), scale[i].desc, sp, mean[i].desc,
-                                        mp, ip, dx[i].desc, tu_buf_ptr(&dx[i].buf),
+                                        tu_buf_ptr(&dy[i].buf), scale[i].desc, sp, mean[i].desc, mp,
+                                        ip, dx[i].desc, tu_buf_ptr(&dx[i].buf),
                                         tu_buf_ptr(&ds[i].buf), tu_buf_ptr(&db[i].buf)));
         } else {
             tu_ok(udnnNormForward(hs[i], mode, 2, 1e-3, x[i].desc, xp, scale[i].desc, sp,
                                   tu_buf_ptr(&bias[i].buf), y[i].desc, tu_buf_ptr(&y[i].buf),
                                   mean[i].desc, mp, ip));
             tu_ok(udnnNormBackward(hs[i], mode, 2, x[i].desc, xp, dy[i].desc,
-                                   tu_buf_ptr(&dy[i].buf), scale[i].desc, sp, mean[i].desc, mp,
-                                   ip, dx[i].desc, tu_buf_ptr(&dx[i].buf),
-                                   tu_buf_ptr(&ds[i].buf), tu_buf_ptr(&db[i].buf)));
+                                   tu_buf_ptr(&dy[i].buf), scale[i].desc, sp, mean[i].desc, mp, ip,
+                                   dx[i].desc, tu_buf_ptr(&dx[i].buf), tu_buf_ptr(&ds[i].buf),
+                                   tu_buf_ptr(&db[i].buf)));
         }
     }
     tu_tensor *outs[] = {y, mean, inv, dx, ds, db};
@@ -686,12 +661,9 @@ static void check_norm(int groups, int rms, udnnDataType_t dt, tu_layout l)
     for (int k = 0; k < 6; k++) {
         assert_same_tensor(outs[k], "norm (groups %d, rms %d) %s %s: %s", groups, rms,
                            tu_dtype_name(dt), tu_layout_name(l), names[k]);
-        twin_tensor_free(outs[k]);
+        twins_free(outs[k], NULL);
     }
-    twin_tensor_free(x);
-    twin_tensor_free(dy);
-    twin_tensor_free(scale);
-    twin_tensor_free(bias);
+    twins_free(x, dy, scale, bias, NULL);
 }
 
 START_TEST(test_norm)
@@ -734,9 +706,8 @@ START_TEST(test_cpu_dispatch)
     tu_fill_uniform(&x, -1.0, 1.0);
     const float one = 1.0f, zero = 0.0f;
     tu_assert_fails(udnnConvolutionForward(h, &one, x.desc, tu_buf_ptr(&x.buf), w.desc,
-                                           tu_buf_ptr(&w.buf), conv,
-                                           UDNN_CONVOLUTION_FWD_ALGO_GEMM, NULL, 0, &zero,
-                                           y.desc, tu_buf_ptr(&y.buf)),
+                                           tu_buf_ptr(&w.buf), conv, UDNN_CONVOLUTION_FWD_ALGO_GEMM,
+                                           NULL, 0, &zero, y.desc, tu_buf_ptr(&y.buf)),
                     UDNN_STATUS_NOT_SUPPORTED, "udnnConvolutionForward", "UDNN_DETERMINISTIC");
     udnnDestroyConvolutionDescriptor(conv);
     tu_tensor_free(&x);
