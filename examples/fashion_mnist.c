@@ -421,8 +421,12 @@ int main(int argc, char **argv)
     if (!o.eval_only) load_set(&o, "train", o.train_images, &train);
     load_set(&o, "t10k", o.test_images, &test);
     const size_t v = udnnGetVersion();
-    printf("udnn %zu.%zu.%zu on the %s backend\n", v / 10000, v / 100 % 100, v % 100,
-           backend_name(h));
+    /* logs of runs that should agree bit for bit say so */
+    const char *det = getenv("UDNN_DETERMINISTIC");
+    const int reference = det != NULL && strcmp(det, "reference") == 0;
+    printf("udnn %zu.%zu.%zu on the %s backend%s\n", v / 10000, v / 100 % 100, v % 100,
+           backend_name(h),
+           reference ? " (UDNN_DETERMINISTIC=reference: the CPU reference's bits)" : "");
 
     batch_buffers bb = {0};
     mnist_net *net = make_network(h, &o, &train, &bb);
