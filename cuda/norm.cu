@@ -1522,6 +1522,29 @@ template <class T, class L> static void nm_by_index(bool small, bool vec, L &&la
     else launch((uint32_t)0, std::integral_constant<int, 1>{});
 }
 
+/* The set kernels of either direction for a (nm_fwd_args or nm_bwd_args,
+ * its sets and pointers set): vectorized over ptrs' n slots where their
+ * layouts allow, then split(i, v, blocks) for few long sets, else
+ * team(i, v, grid, block), as nm_by_index calls them. */
+template <class T, class A, class Split, class Team>
+static udnnStatus_t nm_launch_sets(const udnn_gpu_context *c, A &a, const nm_geom &g,
+                                   const void *const *ptrs, const int *slots, int n, Split split,
+                                   Team team)
+{
+    a.size = g.inner.size;
+    a.pstep = g.inner.nd > 0 ? g.inner.st[N_P][g.inner.nd - 1] : 0;
+    const bool small = nm_small(a.nsets * a.size);
+    const bool vec = small && nm_vectorize(&g.sets, &g.inner, ptrs, slots, n, sizeof(T), &a.inner);
+    if (const unsigned blocks = nm_split_setup(c, a)) {
+        nm_by_index<T>(small, vec, [&](auto i, auto v) { split(i, v, blocks); });
+        return udnn_gpu_launched();
+    }
+    dim3 grid, block;
+    nm_team_launch(a.nsets, a.inner.size, &grid, &block);
+    nm_by_index<T>(small, vec, [&](auto i, auto v) { team(i, v, grid, block); });
+    return udnn_gpu_launched();
+}
+
 template <class T>
 static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_problem *p)
 {
@@ -1546,25 +1569,17 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
     if (a.nsets == 0 || a.inner.size == 0) return UDNN_STATUS_SUCCESS;
     const void *ptrs[2] = {a.x, a.y};
     static const int slots[2] = {N_X, N_OUT};
-    a.size = g.inner.size;
-    a.pstep = g.inner.nd > 0 ? g.inner.st[N_P][g.inner.nd - 1] : 0;
-    const bool small = nm_small(a.nsets * a.size);
-    const bool vec = small && nm_vectorize(&g.sets, &g.inner, ptrs, slots, 2, sizeof(T), &a.inner);
-    if (const unsigned blocks = nm_split_setup(c, a)) {
-        nm_by_index<T>(small, vec, [&](auto i, auto v) {
+    return nm_launch_sets<T>(
+        c, a, g, ptrs, slots, 2,
+        [&](auto i, auto v, unsigned blocks) {
             typedef decltype(i) I;
             constexpr int V = decltype(v)::value;
             nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             nm_fwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
+        },
+        [&](auto i, auto v, dim3 grid, dim3 block) {
+            nm_fwd<T, decltype(i), decltype(v)::value><<<grid, block, 0, c->stream>>>(a);
         });
-        return udnn_gpu_launched();
-    }
-    dim3 grid, block;
-    nm_team_launch(a.nsets, a.inner.size, &grid, &block);
-    nm_by_index<T>(small, vec, [&](auto i, auto v) {
-        nm_fwd<T, decltype(i), decltype(v)::value><<<grid, block, 0, c->stream>>>(a);
-    });
-    return udnn_gpu_launched();
 }
 
 /* dscale and dbias: FT parameters by BY member lanes per block, splits of
@@ -1644,27 +1659,19 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
     a.inv = (const P *)p->saved_inv_std_ptr;
     const void *ptrs[3] = {a.x, a.dy, a.dx};
     static const int slots[3] = {N_X, N_DY, N_OUT};
-    a.size = g.inner.size;
-    a.pstep = g.inner.nd > 0 ? g.inner.st[N_P][g.inner.nd - 1] : 0;
-    const bool small = nm_small(a.nsets * a.size);
-    const bool vec = small && nm_vectorize(&g.sets, &g.inner, ptrs, slots, 3, sizeof(T), &a.inner);
-    /* the parameter gradients' partials in scratch were consumed by their
-     * finish, earlier in the stream */
-    if (const unsigned blocks = nm_split_setup(c, a)) {
-        nm_by_index<T>(small, vec, [&](auto i, auto v) {
+    /* the split's partials in scratch: the parameter gradients' were
+     * consumed by their finish, earlier in the stream */
+    return nm_launch_sets<T>(
+        c, a, g, ptrs, slots, 3,
+        [&](auto i, auto v, unsigned blocks) {
             typedef decltype(i) I;
             constexpr int V = decltype(v)::value;
             nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             nm_bwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
+        },
+        [&](auto i, auto v, dim3 grid, dim3 block) {
+            nm_bwd<T, decltype(i), decltype(v)::value><<<grid, block, 0, c->stream>>>(a);
         });
-        return udnn_gpu_launched();
-    }
-    dim3 grid, block;
-    nm_team_launch(a.nsets, a.inner.size, &grid, &block);
-    nm_by_index<T>(small, vec, [&](auto i, auto v) {
-        nm_bwd<T, decltype(i), decltype(v)::value><<<grid, block, 0, c->stream>>>(a);
-    });
-    return udnn_gpu_launched();
 }
 
 /* ---- solvers ------------------------------------------------------------------------------- */
