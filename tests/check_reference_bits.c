@@ -5,8 +5,9 @@
  * in NCHW and NHWC: convolution (every direction and the fused op),
  * activation, matmul, pooling, the element-wise tensor ops, ReduceTensor
  * with its indices, softmax, batch normalization, dropout (its mask
- * too), LRN and layer, RMS and group norm. Without a GPU backend only the
- * mode's dispatch on the CPU is checked. */
+ * too), LRN and layer, RMS and group norm, and those that may run in
+ * place in place. Without a GPU backend only the mode's dispatch on the CPU
+ * is checked. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -677,6 +678,100 @@ START_TEST(test_norm)
 }
 END_TEST
 
+/* ---- in place --------------------------------------------------------------------- */
+
+/* The ops that may write over an input, each in place on both backends:
+ * activation (y over x, dx over dy), softmax (the same), batch norm
+ * training (y over x), layer norm (y over x, dx over dy) and dropout (y
+ * over x). A GPU thread reads its element, group, feature or set before
+ * writing it, as the CPU's loop does. */
+START_TEST(test_in_place)
+{
+    tu_seed_fresh();
+    const udnnDataType_t dt = tu_float_types[_i % 4];
+    const tu_layout l = _i / 4 ? TU_NHWC : TU_NCHW;
+    const udnnDataType_t pt = dt == UDNN_DATA_DOUBLE ? UDNN_DATA_DOUBLE : UDNN_DATA_FLOAT;
+    static const int dims[4] = {3, 4, 5, 6}, cdims[4] = {1, 4, 1, 1}, ldims[4] = {1, 1, 5, 6};
+    static const int sdims[4] = {3, 4, 1, 1};
+    tu_tensor act_x[2], act_dy[2], sm_x[2], sm_dy[2], bn_x[2], ln_x[2], ln_dy[2], dr_x[2];
+    tu_tensor scale[2], bias[2], lscale[2], lbias[2], mean[2], inv[2], ds[2], db[2];
+    twin_drawn(act_x, dt, 4, dims, l, -4.0, 4.0);
+    twin_tensor(act_dy, dt, 4, dims, l);
+    twin_drawn(sm_x, dt, 4, dims, l, -4.0, 4.0);
+    twin_tensor(sm_dy, dt, 4, dims, l);
+    twin_drawn(bn_x, dt, 4, dims, l, -1.0, 3.0);
+    twin_drawn(ln_x, dt, 4, dims, l, -1.0, 3.0);
+    twin_tensor(ln_dy, dt, 4, dims, l);
+    twin_tensor(dr_x, dt, 4, dims, l);
+    twin_tensor(scale, pt, 4, cdims, TU_NCHW);
+    twin_tensor(bias, pt, 4, cdims, TU_NCHW);
+    twin_tensor(lscale, pt, 4, ldims, TU_NCHW);
+    twin_tensor(lbias, pt, 4, ldims, TU_NCHW);
+    twin_tensor(mean, pt, 4, sdims, TU_NCHW);
+    twin_tensor(inv, pt, 4, sdims, TU_NCHW);
+    twin_tensor(ds, pt, 4, ldims, TU_NCHW);
+    twin_tensor(db, pt, 4, ldims, TU_NCHW);
+    const tu_scalar one = tu_scalar_of(dt, 1.0), zero = tu_scalar_of(dt, 0.0);
+    udnnActivationDescriptor_t act;
+    tu_ok(udnnCreateActivationDescriptor(&act));
+    tu_ok(udnnSetActivationDescriptor(act, UDNN_ACTIVATION_SIGMOID, UDNN_NOT_PROPAGATE_NAN, 0.0));
+    size_t state_bytes, reserve_bytes;
+    tu_ok(udnnDropoutGetStatesSize(hs[1], &state_bytes));
+    tu_ok(udnnDropoutGetReserveSpaceSize(dr_x[0].desc, &reserve_bytes));
+    tu_buf states[2], reserve[2];
+    for (int i = 0; i < 2; i++) {
+        const udnnHandle_t h = hs[i];
+#define P(t) tu_buf_ptr(&t[i].buf)
+        tu_ok(udnnActivationForward(h, act, &one, act_x[i].desc, P(act_x), &zero, act_x[i].desc,
+                                    P(act_x)));
+        /* y is now act_x; dx over dy, x standing in as the input */
+        tu_ok(udnnActivationBackward(h, act, &one, act_x[i].desc, P(act_x), act_dy[i].desc,
+                                     P(act_dy), act_x[i].desc, P(act_x), &zero, act_dy[i].desc,
+                                     P(act_dy)));
+        tu_ok(udnnSoftmaxForward(h, UDNN_SOFTMAX_ACCURATE, UDNN_SOFTMAX_MODE_CHANNEL, &one,
+                                 sm_x[i].desc, P(sm_x), &zero, sm_x[i].desc, P(sm_x)));
+        tu_ok(udnnSoftmaxBackward(h, UDNN_SOFTMAX_ACCURATE, UDNN_SOFTMAX_MODE_CHANNEL, &one,
+                                  sm_x[i].desc, P(sm_x), sm_dy[i].desc, P(sm_dy), &zero,
+                                  sm_dy[i].desc, P(sm_dy)));
+        tu_ok(udnnBatchNormalizationForwardTraining(
+            h, UDNN_BATCHNORM_SPATIAL, &one, &zero, bn_x[i].desc, P(bn_x), bn_x[i].desc, P(bn_x),
+            scale[i].desc, P(scale), P(bias), 1.0, NULL, NULL, 1e-3, NULL, NULL));
+        tu_ok(udnnNormForward(h, UDNN_NORM_LAYER, 2, 1e-3, ln_x[i].desc, P(ln_x), lscale[i].desc,
+                              P(lscale), P(lbias), ln_x[i].desc, P(ln_x), mean[i].desc, P(mean),
+                              P(inv)));
+        /* the normalized output stands in as x: dx over dy */
+        tu_ok(udnnNormBackward(h, UDNN_NORM_LAYER, 2, ln_x[i].desc, P(ln_x), ln_dy[i].desc,
+                               P(ln_dy), lscale[i].desc, P(lscale), mean[i].desc, P(mean), P(inv),
+                               ln_dy[i].desc, P(ln_dy), P(ds), P(db)));
+        tu_buf_init(&states[i], h, state_bytes);
+        tu_buf_init(&reserve[i], h, reserve_bytes);
+        udnnDropoutDescriptor_t d;
+        tu_ok(udnnCreateDropoutDescriptor(&d));
+        tu_ok(udnnSetDropoutDescriptor(d, h, 0.3f, tu_buf_ptr(&states[i]), state_bytes, 99));
+        tu_ok(udnnDropoutForward(h, d, dr_x[i].desc, P(dr_x), dr_x[i].desc, P(dr_x),
+                                 tu_buf_ptr(&reserve[i]), reserve_bytes));
+        udnnDestroyDropoutDescriptor(d);
+#undef P
+    }
+    const char *t = tu_dtype_name(dt), *ln = tu_layout_name(l);
+    assert_same_tensor(act_x, "in place: activation y over x, %s %s", t, ln);
+    assert_same_tensor(act_dy, "in place: activation dx over dy, %s %s", t, ln);
+    assert_same_tensor(sm_x, "in place: softmax y over x, %s %s", t, ln);
+    assert_same_tensor(sm_dy, "in place: softmax dx over dy, %s %s", t, ln);
+    assert_same_tensor(bn_x, "in place: batch norm y over x, %s %s", t, ln);
+    assert_same_tensor(ln_x, "in place: layer norm y over x, %s %s", t, ln);
+    assert_same_tensor(ln_dy, "in place: layer norm dx over dy, %s %s", t, ln);
+    assert_same_tensor(dr_x, "in place: dropout y over x, %s %s", t, ln);
+    for (int i = 0; i < 2; i++) {
+        tu_buf_free(&states[i]);
+        tu_buf_free(&reserve[i]);
+    }
+    udnnDestroyActivationDescriptor(act);
+    twins_free(act_x, act_dy, sm_x, sm_dy, bn_x, ln_x, ln_dy, dr_x, scale, bias, lscale, lbias,
+               mean, inv, ds, db, NULL);
+}
+END_TEST
+
 /* ---- the mode's dispatch, on the CPU alone ------------------------------------------ */
 
 /* Only the reference's solvers rank and run: convolution ranks
@@ -750,6 +845,7 @@ int main(void)
     tcase_add_loop_test(tc, test_dropout, 0, 8);
     tcase_add_loop_test(tc, test_lrn, 0, 8);
     tcase_add_loop_test(tc, test_norm, 0, 8);
+    tcase_add_loop_test(tc, test_in_place, 0, 8);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
