@@ -30,6 +30,54 @@ UDNN_REF_FN double ref_pow2(int64_t k)
     return v;
 }
 
+/* 1/2! + x/3! + x^2/4! + ... by Horner's rule, to x^11/13! (exp's
+ * series past its first terms) or, where longer, to x^16/18! (expm1's) */
+UDNN_REF_FN double ref_exp_series(double x, int longer)
+{
+    double p = 1.0 / 6227020800.0;
+    if (longer) {
+        p = 1.0 / 6402373705728000.0;
+        p = p * x + 1.0 / 355687428096000.0;
+        p = p * x + 1.0 / 20922789888000.0;
+        p = p * x + 1.0 / 1307674368000.0;
+        p = p * x + 1.0 / 87178291200.0;
+        p = p * x + 1.0 / 6227020800.0;
+    }
+    p = p * x + 1.0 / 479001600.0;
+    p = p * x + 1.0 / 39916800.0;
+    p = p * x + 1.0 / 3628800.0;
+    p = p * x + 1.0 / 362880.0;
+    p = p * x + 1.0 / 40320.0;
+    p = p * x + 1.0 / 5040.0;
+    p = p * x + 1.0 / 720.0;
+    p = p * x + 1.0 / 120.0;
+    p = p * x + 1.0 / 24.0;
+    p = p * x + 1.0 / 6.0;
+    return p * x + 0.5;
+}
+
+/* 1/3 + s2/5 + s2^2/7 + ... by Horner's rule, to s2^10/23 (log's) or,
+ * where longer, to s2^12/27 (log1p's): 2 atanh(s) = 2s + 2 s^3 (this) */
+UDNN_REF_FN double ref_atanh_series(double s2, int longer)
+{
+    double p = 1.0 / 23.0;
+    if (longer) {
+        p = 1.0 / 27.0;
+        p = p * s2 + 1.0 / 25.0;
+        p = p * s2 + 1.0 / 23.0;
+    }
+    p = p * s2 + 1.0 / 21.0;
+    p = p * s2 + 1.0 / 19.0;
+    p = p * s2 + 1.0 / 17.0;
+    p = p * s2 + 1.0 / 15.0;
+    p = p * s2 + 1.0 / 13.0;
+    p = p * s2 + 1.0 / 11.0;
+    p = p * s2 + 1.0 / 9.0;
+    p = p * s2 + 1.0 / 7.0;
+    p = p * s2 + 1.0 / 5.0;
+    return p * s2 + 1.0 / 3.0;
+}
+
 UDNN_REF_FN double ref_exp(double x)
 {
     if (x != x) return x + x;                  /* NaN */
@@ -39,18 +87,7 @@ UDNN_REF_FN double ref_exp(double x)
     const double k = floor(x * REF_INV_LN2 + 0.5);
     const double r = (x - k * REF_LN2_HI) - k * REF_LN2_LO;
     /* exp(r) by its Taylor series to r^13 (the next term is under 2^-60) */
-    double p = 1.0 / 6227020800.0;
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
+    const double p = ref_exp_series(r, 0);
     const double e = 1.0 + (r + r * r * p);
     /* times 2^k, in two steps where 2^k alone would leave the normal range */
     const int64_t ki = (int64_t)k;
@@ -83,29 +120,11 @@ UDNN_REF_FN double ref_log(double x)
     /* log(m) = 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172: its series
      * to s^23 (the next term is under 2^-60 of it) */
     const double f = m - 1.0, s = f / (2.0 + f), s2 = s * s;
-    double p = 1.0 / 23.0;
-    p = p * s2 + 1.0 / 21.0;
-    p = p * s2 + 1.0 / 19.0;
-    p = p * s2 + 1.0 / 17.0;
-    p = p * s2 + 1.0 / 15.0;
-    p = p * s2 + 1.0 / 13.0;
-    p = p * s2 + 1.0 / 11.0;
-    p = p * s2 + 1.0 / 9.0;
-    p = p * s2 + 1.0 / 7.0;
-    p = p * s2 + 1.0 / 5.0;
-    p = p * s2 + 1.0 / 3.0;
+    const double p = ref_atanh_series(s2, 0);
     /* log(m) = f - (f - 2s) + 2 s^3 p, with f - 2s = s f exact enough */
     const double log_m = f - s * f + 2.0 * s * s2 * p;
     const double ed = (double)e;
     return ed * REF_LN2_HI + (ed * REF_LN2_LO + log_m);
-}
-
-/* 1/k!, rounded once: k! is exact in double for k <= 18 */
-UDNN_REF_FN double ref_inv_factorial(int k)
-{
-    double f = 1.0;
-    for (int i = 2; i <= k; i++) f *= (double)i;
-    return 1.0 / f;
 }
 
 /* exp(x) - 1, accurate near 0: its Taylor series to x^18 where |x| <=
@@ -115,9 +134,7 @@ UDNN_REF_FN double ref_expm1(double x)
 {
     if (x != x) return x + x;
     if (x > 0.5 || x < -0.5) return ref_exp(x) - 1.0;
-    double p = 1.0 / 6402373705728000.0; /* 1/18! */
-    for (int k = 17; k >= 2; k--) p = p * x + ref_inv_factorial(k);
-    return x + x * x * p;
+    return x + x * x * ref_exp_series(x, 1);
 }
 
 /* log(1 + x), accurate near 0: 2 atanh(s) with s = x / (2 + x) where
@@ -128,9 +145,7 @@ UDNN_REF_FN double ref_log1p(double x)
     if (x != x) return x + x;
     if (x > 0.5 || x < -0.5) return ref_log(1.0 + x);
     const double s = x / (2.0 + x), s2 = s * s;
-    double p = 1.0 / 27.0;
-    for (int k = 25; k >= 3; k -= 2) p = p * s2 + 1.0 / (double)k;
-    return 2.0 * s + 2.0 * s * s2 * p;
+    return 2.0 * s + 2.0 * s * s2 * ref_atanh_series(s2, 1);
 }
 
 /* tanh(x) = expm1(2|x|) / (expm1(2|x|) + 2), signed; 1 past |x| = 22,
