@@ -1,5 +1,6 @@
 /* batchnorm.c - reference batch normalization: every feature through
- * backends/ref/bn.h, one after another. */
+ * backends/ref/bn.h, features in parallel (each writes only its own
+ * elements and statistics, so the bits do not depend on the threads). */
 #include "backends/ref/bn.h"
 #include "cpu/cpu_solvers.h"
 
@@ -10,7 +11,9 @@ static udnnStatus_t bn_fwd_train_run(void *ctx, const void *problem, void *works
     (void)workspace;
     (void)workspace_bytes;
     const udnn_bn_problem *p = problem;
-    for (int64_t f = 0, nf = ref_bn_features(p); f < nf; f++) ref_bn_train_feature(p, f);
+    const int64_t nf = ref_bn_features(p);
+#pragma omp parallel for if (ref_count(&p->x) >= REF_PAR_MIN) schedule(static)
+    for (int64_t f = 0; f < nf; f++) ref_bn_train_feature(p, f);
     return UDNN_STATUS_SUCCESS;
 }
 
@@ -21,7 +24,9 @@ static udnnStatus_t bn_fwd_infer_run(void *ctx, const void *problem, void *works
     (void)workspace;
     (void)workspace_bytes;
     const udnn_bn_problem *p = problem;
-    for (int64_t f = 0, nf = ref_bn_features(p); f < nf; f++) ref_bn_infer_feature(p, f);
+    const int64_t nf = ref_bn_features(p);
+#pragma omp parallel for if (ref_count(&p->x) >= REF_PAR_MIN) schedule(static)
+    for (int64_t f = 0; f < nf; f++) ref_bn_infer_feature(p, f);
     return UDNN_STATUS_SUCCESS;
 }
 
@@ -32,7 +37,9 @@ static udnnStatus_t bn_bwd_run(void *ctx, const void *problem, void *workspace,
     (void)workspace;
     (void)workspace_bytes;
     const udnn_bn_problem *p = problem;
-    for (int64_t f = 0, nf = ref_bn_features(p); f < nf; f++) ref_bn_bwd_feature(p, f);
+    const int64_t nf = ref_bn_features(p);
+#pragma omp parallel for if (ref_count(&p->x) >= REF_PAR_MIN) schedule(static)
+    for (int64_t f = 0; f < nf; f++) ref_bn_bwd_feature(p, f);
     return UDNN_STATUS_SUCCESS;
 }
 

@@ -11,6 +11,7 @@ static udnnStatus_t dropout_fwd_run(void *ctx, const void *problem, void *worksp
     (void)workspace_bytes;
     const udnn_dropout_problem *p = problem;
     const int64_t count = ref_count(&p->in);
+#pragma omp parallel for if (count >= REF_PAR_MIN) schedule(static)
     for (int64_t i = 0; i < count; i++) ref_dropout_fwd_at(p, i);
     /* dropout 0 without states counts nothing */
     if (p->states != NULL) {
@@ -30,6 +31,7 @@ static udnnStatus_t dropout_bwd_run(void *ctx, const void *problem, void *worksp
     (void)workspace_bytes;
     const udnn_dropout_problem *p = problem;
     const int64_t count = ref_count(&p->in);
+#pragma omp parallel for if (count >= REF_PAR_MIN) schedule(static)
     for (int64_t i = 0; i < count; i++) ref_dropout_apply_at(p, i);
     return UDNN_STATUS_SUCCESS;
 }

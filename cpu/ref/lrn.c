@@ -10,7 +10,9 @@ static udnnStatus_t lrn_fwd_run(void *ctx, const void *problem, void *workspace,
     (void)workspace;
     (void)workspace_bytes;
     const ref_lrn_plan r = ref_lrn_plan_of(problem);
-    for (int64_t col = 0, n = ref_lrn_columns(&r.p); col < n; col++) ref_lrn_fwd_column(&r, col);
+    const int64_t n = ref_lrn_columns(&r.p);
+#pragma omp parallel for if (ref_count(&r.p.x) >= REF_PAR_MIN) schedule(static)
+    for (int64_t col = 0; col < n; col++) ref_lrn_fwd_column(&r, col);
     return UDNN_STATUS_SUCCESS;
 }
 
@@ -21,7 +23,9 @@ static udnnStatus_t lrn_bwd_run(void *ctx, const void *problem, void *workspace,
     (void)workspace;
     (void)workspace_bytes;
     const ref_lrn_plan r = ref_lrn_plan_of(problem);
-    for (int64_t col = 0, n = ref_lrn_columns(&r.p); col < n; col++) ref_lrn_bwd_column(&r, col);
+    const int64_t n = ref_lrn_columns(&r.p);
+#pragma omp parallel for if (ref_count(&r.p.x) >= REF_PAR_MIN) schedule(static)
+    for (int64_t col = 0; col < n; col++) ref_lrn_bwd_column(&r, col);
     return UDNN_STATUS_SUCCESS;
 }
 

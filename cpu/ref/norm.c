@@ -10,6 +10,7 @@ static udnnStatus_t norm_fwd_run(void *ctx, const void *problem, void *workspace
     (void)workspace;
     (void)workspace_bytes;
     const ref_norm_plan r = ref_norm_plan_of(problem);
+#pragma omp parallel for if (ref_count(&r.p.x) >= REF_PAR_MIN) schedule(static)
     for (int64_t set = 0; set < r.g.sets; set++) ref_norm_fwd_set(&r, set);
     return UDNN_STATUS_SUCCESS;
 }
@@ -21,7 +22,10 @@ static udnnStatus_t norm_bwd_run(void *ctx, const void *problem, void *workspace
     (void)workspace;
     (void)workspace_bytes;
     const ref_norm_plan r = ref_norm_plan_of(problem);
+    /* every parameter gradient before any dx: dx may be in dy's place */
+#pragma omp parallel for if (ref_count(&r.p.x) >= REF_PAR_MIN) schedule(static)
     for (int64_t c = 0; c < r.g.params; c++) ref_norm_param_grad(&r, c);
+#pragma omp parallel for if (ref_count(&r.p.x) >= REF_PAR_MIN) schedule(static)
     for (int64_t set = 0; set < r.g.sets; set++) ref_norm_bwd_set(&r, set);
     return UDNN_STATUS_SUCCESS;
 }

@@ -11,6 +11,7 @@ static udnnStatus_t reduce_run(void *ctx, const void *problem, void *workspace,
     (void)workspace_bytes;
     const ref_reduce_plan r = ref_reduce_plan_of(problem);
     const int64_t groups = ref_count(&r.p.c);
+#pragma omp parallel for if (ref_count(&r.p.a) >= REF_PAR_MIN) schedule(static)
     for (int64_t g = 0; g < groups; g++) ref_reduce_at(&r, g);
     return UDNN_STATUS_SUCCESS;
 }
