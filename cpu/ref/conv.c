@@ -42,7 +42,9 @@ static udnnStatus_t run_bwd_bias(void *ctx, const void *problem, void *ws, size_
 {
     (void)ctx, (void)ws, (void)ws_bytes;
     const udnn_conv_bias_problem *p = problem;
-    for (int64_t k = 0; k < p->dy.dims[1]; k++) ref_conv_bwd_bias_at(p, k);
+    const int64_t channels = p->dy.dims[1];
+#pragma omp parallel for if (ref_count(&p->dy) >= REF_PAR_MIN) schedule(static)
+    for (int64_t k = 0; k < channels; k++) ref_conv_bwd_bias_at(p, k);
     return UDNN_STATUS_SUCCESS;
 }
 
