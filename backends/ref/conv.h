@@ -80,9 +80,8 @@ UDNN_REF_FN double ref_conv_fwd_sum(const udnn_conv_problem *p, int64_t n, int64
         if (!ref_conv_input_at(p, o, tap, in)) continue;
         const int64_t x0 = ref_off5(&p->x, n, g * cpg, in[0], in[1], in[2]);
         const int64_t w0 = ref_conv_filter_off(p, k, 0, tap);
-        for (int64_t c = 0; c < cpg; c++)
-            acc += ref_load(p->x_ptr, p->x.dtype, x0 + c * p->x.strides[1]) *
-                   ref_load(p->w_ptr, p->w.dtype, w0 + c * p->w.strides[1]);
+        acc = ref_dot(acc, p->x_ptr, p->x.dtype, x0, p->x.strides[1], p->w_ptr, p->w.dtype, w0,
+                      p->w.strides[1], cpg);
     } while (ref_conv_next_tap(p, tap));
     return acc;
 }
@@ -100,9 +99,8 @@ UDNN_REF_FN double ref_conv_bwd_data_sum(const udnn_conv_problem *p, int64_t n, 
         if (!ref_conv_output_at(p, in, tap, o)) continue;
         const int64_t y0 = ref_off5(&p->y, n, g * kpg, o[0], o[1], o[2]);
         const int64_t w0 = ref_conv_filter_off(p, g * kpg, c, tap);
-        for (int64_t k = 0; k < kpg; k++)
-            acc += ref_load(p->y_ptr, p->y.dtype, y0 + k * p->y.strides[1]) *
-                   ref_load(p->w_ptr, p->w.dtype, w0 + k * p->w.strides[0]);
+        acc = ref_dot(acc, p->y_ptr, p->y.dtype, y0, p->y.strides[1], p->w_ptr, p->w.dtype, w0,
+                      p->w.strides[0], kpg);
     } while (ref_conv_next_tap(p, tap));
     return acc;
 }
@@ -144,9 +142,8 @@ UDNN_REF_FN double ref_conv_bwd_filter_sum(const udnn_conv_problem *p, int64_t k
                 const int64_t y0 = ref_off5(&p->y, n, k, od, oh, lo[2]);
                 const int64_t x0 = ref_off5(&p->x, n, g * cpg + c, in[0], in[1], in[2]);
                 const int64_t x_step = p->stride[2] * p->x.strides[4];
-                for (int64_t i = 0; i < hi[2] - lo[2]; i++)
-                    acc += ref_load(p->y_ptr, p->y.dtype, y0 + i * p->y.strides[4]) *
-                           ref_load(p->x_ptr, p->x.dtype, x0 + i * x_step);
+                acc = ref_dot(acc, p->y_ptr, p->y.dtype, y0, p->y.strides[4], p->x_ptr, p->x.dtype,
+                              x0, x_step, hi[2] - lo[2]);
             }
     return acc;
 }

@@ -25,10 +25,12 @@ UDNN_REF_FN int64_t ref_matmul_offset(const udnn_tensor *x, int trans, int64_t b
 UDNN_REF_FN void ref_matmul_at(const udnn_matmul_problem *p, int64_t linear)
 {
     const int64_t j = linear % p->n, i = linear / p->n % p->m, b = linear / p->n / p->m;
-    double acc = 0.0;
-    for (int64_t q = 0; q < p->k; q++)
-        acc += ref_load(p->a_ptr, p->a.dtype, ref_matmul_offset(&p->a, p->trans_a, b, i, q)) *
-               ref_load(p->b_ptr, p->b.dtype, ref_matmul_offset(&p->b, p->trans_b, b, q, j));
+    /* op(a)'s row i and op(b)'s column j, k elements each */
+    const int64_t a0 = ref_matmul_offset(&p->a, p->trans_a, b, i, 0);
+    const int64_t b0 = ref_matmul_offset(&p->b, p->trans_b, b, 0, j);
+    const int64_t as = ref_matmul_offset(&p->a, p->trans_a, 0, 0, 1);
+    const int64_t bs = ref_matmul_offset(&p->b, p->trans_b, 0, 1, 0);
+    const double acc = ref_dot(0.0, p->a_ptr, p->a.dtype, a0, as, p->b_ptr, p->b.dtype, b0, bs, p->k);
     ref_blend(p->c_ptr, p->c.dtype, ref_matmul_offset(&p->c, 0, b, i, j), acc, p->alpha, p->beta);
 }
 

@@ -25,6 +25,22 @@ UDNN_REF_FN double ref_load(const void *base, udnnDataType_t t, int64_t off)
     return 0.0;
 }
 
+/* acc plus the n products a[ao + i as] * b[bo + i bs], added in order of
+ * i, in double: ref_load's arithmetic, with the loads of two FLOAT arrays
+ * typed outside the loop (that type switch per load was most of the
+ * reference convolution's time). */
+UDNN_REF_FN double ref_dot(double acc, const void *a, udnnDataType_t at, int64_t ao, int64_t as,
+                           const void *b, udnnDataType_t bt, int64_t bo, int64_t bs, int64_t n)
+{
+    if (at == UDNN_DATA_FLOAT && bt == UDNN_DATA_FLOAT) {
+        const float *fa = (const float *)a + ao, *fb = (const float *)b + bo;
+        for (int64_t i = 0; i < n; i++) acc += (double)fa[i * as] * (double)fb[i * bs];
+        return acc;
+    }
+    for (int64_t i = 0; i < n; i++) acc += ref_load(a, at, ao + i * as) * ref_load(b, bt, bo + i * bs);
+    return acc;
+}
+
 /* Integer stores saturate and round to nearest, as cuDNN's conversions do. */
 UDNN_REF_FN int64_t ref_saturate(double v, double lo, double hi)
 {
