@@ -30,6 +30,10 @@ tests_check_fashion_mnist_SOURCES = tests/check_fashion_mnist.c $(MNIST_SOURCES)
 tests_check_fashion_mnist_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_fashion_mnist_LDADD = tests/libtestutil.la libudnn.la $(ZLIB_LIBS) $(CHECK_LIBS) -lm
 endif
+
+# The reference mode's bits on 1 thread and on 3; skipped without the data.
+TESTS += tests/ref-threads.sh
 endif
+EXTRA_DIST += tests/ref-threads.sh
 
 EXTRA_DIST += scripts/compare-pytorch.py scripts/check-cpu-gpu-agree
