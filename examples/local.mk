@@ -35,5 +35,3 @@ endif
 TESTS += tests/ref-threads.sh
 endif
 EXTRA_DIST += tests/ref-threads.sh
-
-EXTRA_DIST += scripts/compare-pytorch.py scripts/check-cpu-gpu-agree

@@ -30,7 +30,8 @@ UDNN_REF_FN void ref_matmul_at(const udnn_matmul_problem *p, int64_t linear)
     const int64_t b0 = ref_matmul_offset(&p->b, p->trans_b, b, 0, j);
     const int64_t as = ref_matmul_offset(&p->a, p->trans_a, 0, 0, 1);
     const int64_t bs = ref_matmul_offset(&p->b, p->trans_b, 0, 1, 0);
-    const double acc = ref_dot(0.0, p->a_ptr, p->a.dtype, a0, as, p->b_ptr, p->b.dtype, b0, bs, p->k);
+    const double acc =
+        ref_dot(0.0, p->a_ptr, p->a.dtype, a0, as, p->b_ptr, p->b.dtype, b0, bs, p->k);
     ref_blend(p->c_ptr, p->c.dtype, ref_matmul_offset(&p->c, 0, b, i, j), acc, p->alpha, p->beta);
 }
 

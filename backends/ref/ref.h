@@ -37,7 +37,8 @@ UDNN_REF_FN double ref_dot(double acc, const void *a, udnnDataType_t at, int64_t
         for (int64_t i = 0; i < n; i++) acc += (double)fa[i * as] * (double)fb[i * bs];
         return acc;
     }
-    for (int64_t i = 0; i < n; i++) acc += ref_load(a, at, ao + i * as) * ref_load(b, bt, bo + i * bs);
+    for (int64_t i = 0; i < n; i++)
+        acc += ref_load(a, at, ao + i * as) * ref_load(b, bt, bo + i * bs);
     return acc;
 }
 
