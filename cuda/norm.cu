@@ -289,16 +289,6 @@ __device__ __forceinline__ void nm_fwd_add(double v, double shift, double &s1, d
     s2 += d * d;
 }
 
-/* y of an element x with parameters at po (bias NULL: none). */
-template <class C, class P>
-__device__ __forceinline__ C nm_fwd_value(C x, const nm_stats<C> &f, const P *scale, const P *bias,
-                                          int64_t po)
-{
-    C v = ((x - f.hi) - f.lo) * f.inv * (C)scale[po];
-    if (bias != NULL) v += (C)bias[po];
-    return v;
-}
-
 /* A set's shifted sums over items lo, lo + tw, ... below hi (the
  * calling thread's share); sums in double for every type: a mean near 0
  * is a small remainder of them, yet saved to the tolerance of FLOAT
@@ -357,7 +347,11 @@ __device__ __forceinline__ void nm_fwd_write(const nm_fwd_args<T> &a, const int6
         nm_elem<I, 4, V>(a.inner, j, o);
         C v[V];
         nm_load<T, V>(x, o[N_X], v);
-        for (int k = 0; k < V; k++) v[k] = nm_fwd_value(v[k], f, scale, bias, o[N_P] + k * a.pstep);
+        for (int k = 0; k < V; k++) {
+            const int64_t po = o[N_P] + k * a.pstep;
+            v[k] = ((v[k] - f.hi) - f.lo) * f.inv * (C)scale[po];
+            if (bias != NULL) v[k] += (C)bias[po];
+        }
         nm_store<T, V>(y, o[N_OUT], v);
     }
 }
@@ -512,22 +506,6 @@ template <class W> __device__ __forceinline__ W nm_bwd_xhat(W x, const nm_bwd_se
     return (x - st.mean) * st.inv;
 }
 
-/* The set's mean(g) (0 for RMS) and mean(g * xhat) from its sums. */
-template <class T, class W>
-__device__ __forceinline__ void nm_bwd_means(const nm_bwd_args<T> &a, double sg, double sgx,
-                                             W &mean_g, W &mean_gx)
-{
-    const double n = (double)a.size;
-    mean_g = a.rms ? W(0) : (W)(sg / n);
-    mean_gx = (W)(sgx / n);
-}
-
-template <class W>
-__device__ __forceinline__ W nm_bwd_dx(const nm_bwd_set<W> &st, W g, W xhat, W mean_g, W mean_gx)
-{
-    return st.inv * ((g - mean_g) - xhat * mean_gx);
-}
-
 /* The calling thread's share of sum g and sum g * xhat over items lo, lo
  * + tw, ... below hi. */
 template <class T, class I, int V>
@@ -565,8 +543,8 @@ __device__ __forceinline__ void nm_bwd_write(const nm_bwd_args<T> &a, const int6
     typedef typename io<T>::C C;
     const T *x = a.x + so[N_X], *dy = a.dy + so[N_DY];
     const typename nm_param<T>::P *scale = a.scale + so[N_P];
-    W mean_g, mean_gx;
-    nm_bwd_means(a, sg, sgx, mean_g, mean_gx);
+    const double n = (double)a.size;
+    const W mean_g = a.rms ? W(0) : (W)(sg / n), mean_gx = (W)(sgx / n);
     T *dx = a.dx + so[N_OUT];
 #pragma unroll 2
     for (I j = lo + (I)threadIdx.x; j < hi; j += (I)blockDim.x) {
@@ -578,7 +556,7 @@ __device__ __forceinline__ void nm_bwd_write(const nm_bwd_args<T> &a, const int6
         for (int k = 0; k < V; k++) {
             const W xhat = nm_bwd_xhat((W)xv[k], st);
             const W g = nm_bwd_g((W)gv[k], scale, o[N_P] + k * a.pstep);
-            xv[k] = (C)nm_bwd_dx(st, g, xhat, mean_g, mean_gx);
+            xv[k] = (C)(st.inv * ((g - mean_g) - xhat * mean_gx));
         }
         nm_store<T, V>(dx, o[N_OUT], xv);
     }

@@ -6,9 +6,9 @@
  * SPATIAL_PERSISTENT) or a channel at one spatial position
  * (PER_ACTIVATION). A feature's members are the m elements of x it reduces
  * over: every n and spatial position of its channel, or every n at its
- * position. Each feature is finished (reduced, then written) before the
- * next, and writes only its own members, so y may share x's buffer and dx
- * dy's or x's when the strides agree (core checks). */
+ * position. A feature is reduced before any of it is written and writes
+ * only its own members: features may run in parallel, and y may share x's
+ * buffer and dx dy's or x's when the strides agree (core checks). */
 #ifndef UDNN_REF_BN_H
 #define UDNN_REF_BN_H
 
