@@ -190,6 +190,18 @@ __device__ __forceinline__ typename bn_param<T>::P bn_shift(const bn_side<T> &s,
     return (P)io<T>::ld(*x0);
 }
 
+/* Element offset of load pos of channel f where a channel is runs of
+ * `run` elements, `rstep` apart (NCHW-like), W elements to a load and
+ * per_run loads to a run. */
+template <int W>
+__device__ __forceinline__ int64_t bn_run_off(int64_t run, int64_t rstep,
+                                              const udnn_gpu_div32 &per_run, int64_t f,
+                                              int64_t pos)
+{
+    const int64_t q = udnn_gpu_div32_q(per_run, (uint32_t)pos);
+    return f * run + q * rstep + (pos - q * per_run.d) * W;
+}
+
 /* ---- one-launch flows' accesses (bn_flow.cu, bn_rows.cu) ---------------------------------- */
 
 /* L2 hints on the flows' 16-byte accesses (1) or plain accesses (0). */
@@ -344,6 +356,16 @@ template <class T, bool BWD, class A> static void bn_args_from(A &a, const udnn_
  * not fit in scratch. */
 template <class T, int K, bool BWD>
 udnnStatus_t bn_rows_run(const udnn_gpu_context *c, const udnn_bn_problem *p);
+
+/* Training (and, with BN_CLUSTER_BWD, backward) where one channel's data
+ * fits in the shared memory of a thread-block cluster (bn_cluster.cu),
+ * for bn_flow_run once
+ * it has found every tensor dense in one layout and 16-byte aligned, with
+ * channels of runs of `run` elements (a whole number of 16-byte loads),
+ * `run * F` apart; NOT_SUPPORTED, launching nothing, elsewhere (no
+ * clusters, or channels too large). */
+template <class T, int K, bool BWD>
+udnnStatus_t bn_cluster_run(const udnn_gpu_context *c, const udnn_bn_problem *p, int64_t run);
 
 /* Training (K = 2, !BWD) or backward (K = 2 with saved statistics, else
  * 4) in one launch where the mode is spatial and every tensor is dense in

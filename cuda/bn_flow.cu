@@ -4,7 +4,9 @@
  * and reads x (and dy) once; bn_flow runs bn.cu's three passes as items
  * of a persistent grid, reading x (and dy) a second time from L2. bn.cu
  * calls bn_flow_run first and takes its three passes where it declines;
- * bn_flow_run hands large channels-innermost problems to bn_rows.cu. */
+ * bn_flow_run hands large channels-innermost problems to bn_rows.cu, and
+ * channel runs whose channel fits a thread-block cluster to bn_cluster.cu
+ * first. */
 #include "cuda/bn.h"
 
 /* ---- one pass: training and backward in one launch -------------------------------------- */
@@ -45,6 +47,12 @@
 #endif
 #ifndef BN_KEEP_ROWS_WIDE
 #define BN_KEEP_ROWS_WIDE 0
+#endif
+
+/* Whether channel-runs layouts (NCHW-like) try bn_cluster.cu's kernel
+ * first (1; 0 for comparison). */
+#ifndef BN_CLUSTER
+#define BN_CLUSTER 1
 #endif
 
 /* Whether channels-innermost layouts take bn_rows.cu's whole-row flow
@@ -156,8 +164,7 @@ __device__ __forceinline__ int64_t bn_flow_off(const bn_flow_args<T, C> &a, int6
     if constexpr (ROWS) {
         return pos * a.F + f0;
     } else {
-        const int64_t q = udnn_gpu_div32_q(a.per_run, (uint32_t)pos);
-        return g * a.run + q * a.rstep + (pos - q * a.per_run.d) * W;
+        return bn_run_off<W>(a.run, a.rstep, a.per_run, g, pos);
     }
 }
 
@@ -760,6 +767,10 @@ udnnStatus_t bn_flow_run(const udnn_gpu_context *c, const udnn_bn_problem *p)
         return bn_flow_go<T, K, BWD, true, 1>(c, a, keep, BN_FLOW_ROWS);
     }
     const int w = aligned && run % V == 0 ? V : 1;
+    if (w > 1 && BN_CLUSTER) {
+        const udnnStatus_t st = bn_cluster_run<T, K, BWD>(c, p, run);
+        if (st != UDNN_STATUS_NOT_SUPPORTED) return st;
+    }
     a.run = run;
     a.rstep = F * run;
     a.loads = a.M / w;

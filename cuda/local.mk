@@ -7,6 +7,7 @@
 
 UDNN_CUDA_CU = cuda/backend.cu cuda/eltwise.cu cuda/tensor_ops.cu cuda/conv.cu cuda/pool.cu \
 	cuda/pool_tile.cu cuda/softmax.cu cuda/lrn.cu cuda/bn.cu cuda/bn_flow.cu cuda/bn_rows.cu \
+	cuda/bn_cluster.cu \
 	cuda/norm.cu cuda/dropout.cu cuda/reduce.cu cuda/matmul.cu cuda/ref_bits.cu
 UDNN_CUDA_LO = $(UDNN_CUDA_CU:.cu=.lo)
 UDNN_CUDA_H = cuda/vendor.h cuda/gpu.h cuda/kernels.h cuda/act.h cuda/pool.h cuda/bn.h

@@ -146,6 +146,106 @@ __device__ __forceinline__ void udnnGpuCopyAsyncWaitPrior(void)
 #endif
 }
 
+/* Thread-block clusters (sm_90 and later): blocks of a cluster run at
+ * once on nearby multiprocessors and read each other's shared memory.
+ * UDNN_GPU_CLUSTERS says the runtime has them; a kernel that uses them
+ * must also have been compiled for sm_90 or later (udnnGpuKernelHasClusters),
+ * since the device functions below do nothing before. */
+#define UDNN_GPU_CLUSTERS 1
+/* this block's rank in its cluster */
+__device__ __forceinline__ unsigned udnnGpuClusterRank(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    return __clusterRelativeBlockRank();
+#else
+    return 0;
+#endif
+}
+/* p, a shared-memory address of this block, in block `rank` of the cluster */
+template <class T> __device__ __forceinline__ T *udnnGpuClusterMap(T *p, unsigned rank)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    return (T *)__cluster_map_shared_rank((const void *)p, rank);
+#else
+    (void)rank;
+    return p;
+#endif
+}
+/* The cluster's barrier in two halves, each thread of each block taking
+ * both in turn: writes before the arrival are seen after the wait, and a
+ * block's shared memory stays readable by the others until they wait. */
+__device__ __forceinline__ void udnnGpuClusterArrive(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __cluster_barrier_arrive();
+#endif
+}
+__device__ __forceinline__ void udnnGpuClusterWait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __cluster_barrier_wait();
+#endif
+}
+/* Whether a kernel's loaded code was compiled for clusters (PTX of sm_90
+ * or later), and its leave to take clusters of up to 16 blocks (more than
+ * the portable 8). */
+static inline bool udnnGpuKernelHasClusters(const void *kernel)
+{
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, kernel) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    if (fa.ptxVersion < 90) return false;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
+        cudaSuccess)
+        cudaGetLastError(); /* the portable 8 only */
+    return true;
+}
+/* The launch of grid blocks in clusters of `cluster` (grid a multiple of
+ * it), for the two calls below. */
+static inline cudaLaunchConfig_t udnnGpuClusterConfig(cudaLaunchAttribute *at, unsigned grid,
+                                                      unsigned block, size_t shared,
+                                                      cudaStream_t stream, unsigned cluster)
+{
+    cudaLaunchConfig_t cfg = {};
+    at->id = cudaLaunchAttributeClusterDimension;
+    at->val.clusterDim.x = cluster;
+    at->val.clusterDim.y = 1;
+    at->val.clusterDim.z = 1;
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(block);
+    cfg.dynamicSmemBytes = shared;
+    cfg.stream = stream;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    return cfg;
+}
+/* How many clusters of `cluster` blocks can be resident at once (0 where
+ * none). */
+static inline int udnnGpuMaxActiveClusters(const void *kernel, unsigned block, size_t shared,
+                                           unsigned cluster)
+{
+    cudaLaunchAttribute at;
+    const cudaLaunchConfig_t cfg = udnnGpuClusterConfig(&at, cluster, block, shared, 0, cluster);
+    int n = 0;
+    if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+/* Launches kernel(args) in clusters (grid a multiple of `cluster`). */
+template <class... P, class... A>
+static inline cudaError_t udnnGpuLaunchClusters(void (*kernel)(P...), unsigned grid, unsigned block,
+                                                size_t shared, cudaStream_t stream,
+                                                unsigned cluster, A... args)
+{
+    cudaLaunchAttribute at;
+    const cudaLaunchConfig_t cfg = udnnGpuClusterConfig(&at, grid, block, shared, stream, cluster);
+    return cudaLaunchKernelEx(&cfg, kernel, args...);
+}
+
 /* a * b rounded on its own, never contracted into an fma with a following
  * add: for code that needs the rounded product's bits or its error */
 __device__ __forceinline__ float udnnGpuMulRn(float a, float b) { return __fmul_rn(a, b); }
