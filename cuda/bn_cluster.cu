@@ -16,6 +16,8 @@
  * load while others wait or store; the wait itself is the cluster's
  * barrier (85 to 88% of copy on that problem). Clusters are sm_90's;
  * bn_flow_run takes bn_keep where they are not. */
+#include <type_traits>
+
 #include "cuda/bn.h"
 
 #if UDNN_GPU_CLUSTERS
@@ -42,6 +44,22 @@
 #ifndef BN_CLUSTER_BWD
 #define BN_CLUSTER_BWD 0
 #endif
+/* Candidates, off until measured: FLOAT's terms of each 16-byte load
+ * added in float, then once into the thread's double sums (VSUM: two
+ * conversions to double and two double adds a load where there were
+ * twelve double operations and four conversions); FLOAT's backward output
+ * computed in float where a channel has at least NARROW_MIN members
+ * (NARROW: dx's terms beside a * dy shrink as 1 / sqrt(members), so they
+ * do not cancel it; on few members they can, hence bn_acc's double). */
+#ifndef BN_CLUSTER_VSUM
+#define BN_CLUSTER_VSUM 0
+#endif
+#ifndef BN_CLUSTER_NARROW
+#define BN_CLUSTER_NARROW 0
+#endif
+#ifndef BN_CLUSTER_NARROW_MIN
+#define BN_CLUSTER_NARROW_MIN 4096
+#endif
 
 template <class T, class C> struct bn_cluster_args {
     const T *x, *dy;
@@ -57,17 +75,35 @@ template <class T, class C> struct bn_cluster_args {
     C alpha, beta;
 };
 
+/* k in E: as it is, or narrowed to float keeping the mean's low part. */
+template <class E, class C> __device__ __forceinline__ bn_coef<E> bn_narrow(const bn_coef<C> &k)
+{
+    if constexpr (sizeof(E) == sizeof(C)) {
+        return k;
+    } else {
+        bn_coef<E> n;
+        n.hi = (E)k.hi;
+        n.lo = (E)(((C)k.hi - (C)n.hi) + k.lo);
+        n.a = (E)k.a;
+        n.b = (E)k.b;
+        n.d = (E)k.d;
+        return n;
+    }
+}
+
 /* Block b of the grid is block b % cs of channel b / cs's cluster and
  * holds its loads [rank chunk, (rank + 1) chunk) of x, then of dy, in
  * dynamic shared memory: each thread copies its own and reads back only
  * those, so the copies need no barrier. Every block adds the cluster's
  * partials in rank order itself (the same coefficients in each); rank 0
- * also writes the statistics. */
-template <class T, int K, bool BWD, int W>
+ * also writes the statistics. NARROW: the output's arithmetic in float
+ * (E), the coefficients narrowed from C once. */
+template <class T, int K, bool BWD, int W, bool NARROW>
 __global__ void __launch_bounds__(BN_CLUSTER_THREADS, 1024 / BN_CLUSTER_THREADS)
     bn_cluster(bn_cluster_args<T, typename bn_acc<T, BWD>::A> a)
 {
     typedef typename bn_acc<T, BWD>::A C;
+    typedef typename std::conditional<NARROW, float, C>::type E;
     typedef udnn_gpu_pack<T, W> V;
     typedef typename bn_thread_sum_of<sizeof(T) == 2>::S SA;
     extern __shared__ uint4 bn_cluster_held[];
@@ -94,10 +130,22 @@ __global__ void __launch_bounds__(BN_CLUSTER_THREADS, 1024 / BN_CLUSTER_THREADS)
         const V xv = hx[i];
         V gv;
         if constexpr (BWD) gv = hd[i];
+        if constexpr (BN_CLUSTER_VSUM && sizeof(SA) > sizeof(T)) {
+            float v[K];
 #pragma unroll
-        for (int e = 0; e < W; e++)
-            bn_accumulate<K, BWD>(acc, (SA)udnn_gpu_pack_ld(xv, e) - (SA)shift,
-                                  BWD ? (SA)udnn_gpu_pack_ld(gv, e) : SA(0));
+            for (int k = 0; k < K; k++) v[k] = 0.0f;
+#pragma unroll
+            for (int e = 0; e < W; e++)
+                bn_accumulate<K, BWD>(v, (float)udnn_gpu_pack_ld(xv, e) - (float)shift,
+                                      BWD ? (float)udnn_gpu_pack_ld(gv, e) : 0.0f);
+#pragma unroll
+            for (int k = 0; k < K; k++) acc[k] += (SA)v[k];
+        } else {
+#pragma unroll
+            for (int e = 0; e < W; e++)
+                bn_accumulate<K, BWD>(acc, (SA)udnn_gpu_pack_ld(xv, e) - (SA)shift,
+                                      BWD ? (SA)udnn_gpu_pack_ld(gv, e) : SA(0));
+        }
     }
 #pragma unroll
     for (int k = 0; k < K; k++) {
@@ -124,7 +172,8 @@ __global__ void __launch_bounds__(BN_CLUSTER_THREADS, 1024 / BN_CLUSTER_THREADS)
     }
     __syncthreads();
     udnnGpuClusterArrive(); /* this block is done with the others' partials */
-    const bn_coef<C> k1[1] = {bn_load_coef(kc, 1, 0)};
+    const bn_coef<E> k1[1] = {bn_narrow<E>(bn_load_coef(kc, 1, 0))};
+    const E alpha = (E)a.alpha, beta = (E)a.beta;
     udnn_gpu_blending(a.beta, [&](auto blending) {
         constexpr bool BLEND = decltype(blending)::value;
         for (int i = threadIdx.x; i < n; i += blockDim.x) {
@@ -133,26 +182,19 @@ __global__ void __launch_bounds__(BN_CLUSTER_THREADS, 1024 / BN_CLUSTER_THREADS)
             if constexpr (BWD) gv = hd[i];
             bn_store_pack<T, BWD, BLEND>(a.out + bn_run_off<W>(a.run, a.rstep, a.per_run, f,
                                                                 p0 + i),
-                                         k1, xv, gv, a.alpha, a.beta);
+                                         k1, xv, gv, alpha, beta);
         }
     });
     udnnGpuClusterWait(); /* the others are done with this block's partials */
 }
 
-template <class T, int K, bool BWD>
-udnnStatus_t bn_cluster_run(const udnn_gpu_context *c, const udnn_bn_problem *p, int64_t run)
+/* Whether kernel runs in clusters here, with room for one of the largest
+ * (BN_CLUSTER_MAX blocks of BN_CLUSTER_THREADS threads and
+ * BN_CLUSTER_SHARE bytes), which every smaller cluster then has too;
+ * asked once per process and kernel (*fits: 0 not asked, 1 yes, -1 no). */
+template <class Kern> static bool bn_cluster_fits(Kern kernel, int *fits)
 {
-    typedef typename bn_acc<T, BWD>::A C;
-    constexpr int W = 16 / (int)sizeof(T);
-    auto kernel = bn_cluster<T, K, BWD, W>;
-    if ((BWD && !BN_CLUSTER_BWD) || sizeof(T) == 8) return UDNN_STATUS_NOT_SUPPORTED;
-    /* Per process (0 not asked, 1 yes, -1 no): whether the kernel runs in
-     * clusters here, with room for one of the largest (BN_CLUSTER_MAX
-     * blocks of BN_CLUSTER_THREADS threads and BN_CLUSTER_SHARE bytes),
-     * which every smaller cluster then has too. */
-    static int fits;
-    const size_t per_load = (size_t)16 * (BWD ? 2 : 1);
-    int ok = __atomic_load_n(&fits, __ATOMIC_RELAXED);
+    int ok = __atomic_load_n(fits, __ATOMIC_RELAXED);
     if (ok == 0) {
         int granted = 0;
         ok = udnnGpuKernelHasClusters((const void *)kernel) &&
@@ -161,36 +203,56 @@ udnnStatus_t bn_cluster_run(const udnn_gpu_context *c, const udnn_bn_problem *p,
                                               BN_CLUSTER_SHARE, BN_CLUSTER_MAX) > 0
                  ? 1
                  : -1;
-        __atomic_store_n(&fits, ok, __ATOMIC_RELAXED);
+        __atomic_store_n(fits, ok, __ATOMIC_RELAXED);
     }
-    if (ok < 0) return UDNN_STATUS_NOT_SUPPORTED;
-    bn_cluster_args<T, C> a;
-    memset(&a, 0, sizeof a);
-    bn_args_from<T, BWD>(a, p);
-    a.loads = a.M / W;
-    /* the smallest cluster whose blocks' shares fit BN_CLUSTER_SHARE */
-    unsigned cs = 1;
-    while (cs < BN_CLUSTER_MAX &&
-           (size_t)((a.loads + cs - 1) / cs) * per_load > BN_CLUSTER_SHARE)
-        cs *= 2;
-    a.cs = cs;
-    a.chunk = (a.loads + cs - 1) / cs;
-    const size_t shared = (size_t)a.chunk * per_load;
-    if (shared > BN_CLUSTER_SHARE || a.F * cs >= ((int64_t)1 << 31))
-        return UDNN_STATUS_NOT_SUPPORTED;
-    int64_t threads = (a.chunk + 31) / 32 * 32;
-    if (threads > BN_CLUSTER_THREADS) threads = BN_CLUSTER_THREADS;
-    a.run = run;
-    a.rstep = a.F * run;
-    a.per_run = udnn_gpu_div32_make((uint32_t)(run / W));
-    const udnnGpuError_t e = udnnGpuLaunchClusters(kernel, (unsigned)(a.F * cs),
-                                                   (unsigned)threads, shared, c->stream, cs, a);
-    if (e != udnnGpuSuccess)
-        return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
-                             "launching batch norm's cluster kernel");
-    return UDNN_STATUS_SUCCESS;
+    return ok > 0;
 }
 
+template <class T, int K, bool BWD>
+udnnStatus_t bn_cluster_run(const udnn_gpu_context *c, const udnn_bn_problem *p, int64_t run)
+{
+    typedef typename bn_acc<T, BWD>::A C;
+    constexpr int W = 16 / (int)sizeof(T);
+    /* where it serves (above), so that no other kernel is built */
+    if constexpr ((BWD && !BN_CLUSTER_BWD) || sizeof(T) == 8) {
+        return UDNN_STATUS_NOT_SUPPORTED;
+    } else {
+        bn_cluster_args<T, C> a;
+        memset(&a, 0, sizeof a);
+        bn_args_from<T, BWD>(a, p);
+        a.loads = a.M / W;
+        auto kernel = bn_cluster<T, K, BWD, W, false>;
+        bool narrow = false;
+        if constexpr (BN_CLUSTER_NARROW && !std::is_same<C, float>::value) {
+            narrow = a.M >= BN_CLUSTER_NARROW_MIN;
+            if (narrow) kernel = bn_cluster<T, K, BWD, W, true>;
+        }
+        static int fits[2];
+        if (!bn_cluster_fits(kernel, &fits[narrow])) return UDNN_STATUS_NOT_SUPPORTED;
+        /* the smallest cluster whose blocks' shares fit BN_CLUSTER_SHARE */
+        const size_t per_load = (size_t)16 * (BWD ? 2 : 1);
+        unsigned cs = 1;
+        while (cs < BN_CLUSTER_MAX &&
+               (size_t)((a.loads + cs - 1) / cs) * per_load > BN_CLUSTER_SHARE)
+            cs *= 2;
+        a.cs = cs;
+        a.chunk = (a.loads + cs - 1) / cs;
+        const size_t shared = (size_t)a.chunk * per_load;
+        if (shared > BN_CLUSTER_SHARE || a.F * cs >= ((int64_t)1 << 31))
+            return UDNN_STATUS_NOT_SUPPORTED;
+        int64_t threads = (a.chunk + 31) / 32 * 32;
+        if (threads > BN_CLUSTER_THREADS) threads = BN_CLUSTER_THREADS;
+        a.run = run;
+        a.rstep = a.F * run;
+        a.per_run = udnn_gpu_div32_make((uint32_t)(run / W));
+        const udnnGpuError_t e = udnnGpuLaunchClusters(kernel, (unsigned)(a.F * cs),
+                                                       (unsigned)threads, shared, c->stream, cs, a);
+        if (e != udnnGpuSuccess)
+            return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
+                                 "launching batch norm's cluster kernel");
+        return UDNN_STATUS_SUCCESS;
+    }
+}
 #else /* no clusters: bn_flow_run takes its other kernels */
 
 template <class T, int K, bool BWD>
