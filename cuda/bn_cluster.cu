@@ -188,26 +188,6 @@ __global__ void __launch_bounds__(BN_CLUSTER_THREADS, 1024 / BN_CLUSTER_THREADS)
     udnnGpuClusterWait(); /* the others are done with this block's partials */
 }
 
-/* Whether kernel runs in clusters here, with room for one of the largest
- * (BN_CLUSTER_MAX blocks of BN_CLUSTER_THREADS threads and
- * BN_CLUSTER_SHARE bytes), which every smaller cluster then has too;
- * asked once per process and kernel (*fits: 0 not asked, 1 yes, -1 no). */
-template <class Kern> static bool bn_cluster_fits(Kern kernel, int *fits)
-{
-    int ok = __atomic_load_n(fits, __ATOMIC_RELAXED);
-    if (ok == 0) {
-        int granted = 0;
-        ok = udnnGpuKernelHasClusters((const void *)kernel) &&
-                     udnn_gpu_allow_shared(kernel, BN_CLUSTER_SHARE, &granted) &&
-                     udnnGpuMaxActiveClusters((const void *)kernel, BN_CLUSTER_THREADS,
-                                              BN_CLUSTER_SHARE, BN_CLUSTER_MAX) > 0
-                 ? 1
-                 : -1;
-        __atomic_store_n(fits, ok, __ATOMIC_RELAXED);
-    }
-    return ok > 0;
-}
-
 template <class T, int K, bool BWD>
 udnnStatus_t bn_cluster_run(const udnn_gpu_context *c, const udnn_bn_problem *p, int64_t run)
 {
@@ -227,8 +207,11 @@ udnnStatus_t bn_cluster_run(const udnn_gpu_context *c, const udnn_bn_problem *p,
             narrow = a.M >= BN_CLUSTER_NARROW_MIN;
             if (narrow) kernel = bn_cluster<T, K, BWD, W, true>;
         }
+        /* room for the largest cluster this takes */
         static int fits[2];
-        if (!bn_cluster_fits(kernel, &fits[narrow])) return UDNN_STATUS_NOT_SUPPORTED;
+        if (!udnn_gpu_cluster_fits(kernel, BN_CLUSTER_THREADS, BN_CLUSTER_SHARE, BN_CLUSTER_MAX,
+                                   &fits[narrow]))
+            return UDNN_STATUS_NOT_SUPPORTED;
         /* the smallest cluster whose blocks' shares fit BN_CLUSTER_SHARE */
         const size_t per_load = (size_t)16 * (BWD ? 2 : 1);
         unsigned cs = 1;

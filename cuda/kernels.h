@@ -308,6 +308,29 @@ template <class K> static inline bool udnn_gpu_allow_shared(K kernel, size_t byt
     return g > 0;
 }
 
+#if UDNN_GPU_CLUSTERS
+/* Whether a kernel runs in thread-block clusters here, with room for one
+ * cluster of `cluster` blocks of `block` threads and `shared` bytes of
+ * dynamic shared memory each (every smaller cluster then has room too);
+ * asked once per process and call site (*fits: 0 at first, then 1 or -1). */
+template <class K>
+static inline bool udnn_gpu_cluster_fits(K kernel, unsigned block, size_t shared,
+                                         unsigned cluster, int *fits)
+{
+    int ok = __atomic_load_n(fits, __ATOMIC_RELAXED);
+    if (ok == 0) {
+        int granted = 0;
+        ok = udnnGpuKernelHasClusters((const void *)kernel) &&
+                     udnn_gpu_allow_shared(kernel, shared, &granted) &&
+                     udnnGpuMaxActiveClusters((const void *)kernel, block, shared, cluster) > 0
+                 ? 1
+                 : -1;
+        __atomic_store_n(fits, ok, __ATOMIC_RELAXED);
+    }
+    return ok > 0;
+}
+#endif
+
 /* alpha * v + beta * old, for an output that blends (beta != 0): alpha *
  * v is exact inside the fma and beta * old's rounding error is added
  * back (exact by fma, where finite), so terms that nearly cancel leave

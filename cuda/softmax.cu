@@ -1007,6 +1007,138 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
     }
 }
 
+/* ---- one read in a cluster: a long row held in the shared memory of a cluster ------ */
+
+/* Forward over few long rows (INSTANCE), where a row fits the shared
+ * memory of a thread-block cluster: its blocks each copy their share of
+ * the row into shared memory (raw, without registers), merge their
+ * threads' max and sum of exp as sm_keep_kernel does, join the cluster's
+ * partials in rank order through each other's shared memory, and write
+ * their share of y, taking each exp again (a 16-bit row held raw; an exp
+ * written back to 16 bits would round twice). The grid is a cluster per
+ * row and no block waits for one outside its cluster, so clusters drift
+ * apart (some load while others store), where sm_keep_kernel's team waits
+ * on its row through global memory. A standalone probe (H100, 64 x 256 x
+ * 56 x 56, clusters of 16 blocks of 512 threads) ran the f16 forward at
+ * 1835 GB/s against sm_keep_kernel's 1436 (f32 rows, 3.2 MB, need 200 KB
+ * a block and ran slower: 1954 against 2135). Off (SM_CLUSTER 0) until
+ * udnn's kernel is measured; 16-bit types only. */
+#ifndef SM_CLUSTER
+#define SM_CLUSTER 0
+#endif
+#ifndef SM_CLUSTER_THREADS
+#define SM_CLUSTER_THREADS 512
+#endif
+#ifndef SM_CLUSTER_SHARE
+#define SM_CLUSTER_SHARE ((size_t)100 << 10)
+#endif
+#define SM_CLUSTER_MAX 16
+
+#if UDNN_GPU_CLUSTERS
+/* Block b is block b % cs of row b / cs's cluster, holding the row's
+ * vectors [rank chunk, (rank + 1) chunk) of nv (rows uniform, whole
+ * vectors of V at 16-byte boundaries); blocks of a power of two threads. */
+template <class T, int V>
+__global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1024 / SM_CLUSTER_THREADS)
+    sm_cluster_kernel(sm_rows a, const T *in, T *out, unsigned cs, int chunk, int nv,
+                      sm_cfg<typename io<T>::C> f)
+{
+    typedef typename io<T>::C C;
+    typedef udnn_gpu_pack<T, V> P;
+    extern __shared__ uint4 sm_cluster_held[];
+    __shared__ sm_acc<C> slots[SM_BLOCK_SLOTS], part, row;
+    const P *held = (const P *)sm_cluster_held;
+    const int t = threadIdx.x, B = blockDim.x;
+    const unsigned rank = udnnGpuClusterRank();
+    const int64_t g = blockIdx.x / cs, base = g * a.step + (int64_t)rank * chunk * V;
+    const int n = nv - (int)rank * chunk < chunk ? nv - (int)rank * chunk : chunk;
+    for (int i = t; i < n; i += B) udnnGpuCopyAsync16((P *)held + i, in + base + (int64_t)i * V);
+    udnnGpuCopyAsyncWait();
+    /* the thread's max and its shift (finite where it holds nothing above
+     * -inf), then its sum of exp(x - shift) */
+    C mt = C(0);
+    if (f.shift) {
+        mt = -C(INFINITY);
+        for (int i = t; i < n; i += B)
+#pragma unroll
+            for (int e = 0; e < V; e++) mt = fmax(mt, (C)udnn_gpu_pack_ld(held[i], e));
+    }
+    const C sh = mt == -C(INFINITY) ? C(0) : mt;
+    sm_acc<C> acc;
+    acc.m = mt;
+    acc.s = C(0);
+    for (int i = t; i < n; i += B)
+#pragma unroll
+        for (int e = 0; e < V; e++) acc.s += exp((C)udnn_gpu_pack_ld(held[i], e) - sh);
+    acc = sm_block_reduce<T, true>(acc, slots);
+    if (t == 0) part = acc;
+    udnnGpuClusterArrive();
+    udnnGpuClusterWait();
+    if (t == 0) {
+        sm_acc<C> r;
+        r.m = f.shift ? -C(INFINITY) : C(0);
+        r.s = C(0);
+        for (unsigned k = 0; k < cs; k++) r = sm_join<T, true>(r, *udnnGpuClusterMap(&part, k));
+        row = r;
+    }
+    __syncthreads();
+    udnnGpuClusterArrive(); /* this block is done with the others' partials */
+    const sm_acc<C> r = row;
+    /* y = exp(x - max) / sum from exp(x - shift): one division a thread */
+    const C log_s = f.log ? log(r.s) : C(0), k = f.log ? C(0) : exp(mt - r.m) / r.s;
+    for (int i = t; i < n; i += B) {
+        C y[V];
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+            const C v = (C)udnn_gpu_pack_ld(held[i], e);
+            y[e] = f.log ? (v - r.m) - log_s : exp(v - sh) * k;
+        }
+        udnn_gpu_blend_store_pack<T, V>(out + base + (int64_t)i * V, y, f.alpha, f.beta);
+    }
+    udnnGpuClusterWait(); /* the others are done with this block's partials */
+}
+#endif
+
+/* The forward by sm_cluster_kernel where it serves (SM_CLUSTER, 16-bit
+ * types, rows uniform and whole 16-byte vectors at 16-byte boundaries, a
+ * row in 16 blocks of SM_CLUSTER_SHARE bytes or fewer); NOT_SUPPORTED,
+ * launching nothing, elsewhere. */
+template <class T, int V>
+static udnnStatus_t sm_launch_cluster(const udnn_gpu_context *c, const sm_rows &r, const T *a,
+                                      T *o, sm_cfg<typename io<T>::C> f)
+{
+#if UDNN_GPU_CLUSTERS
+    if constexpr (SM_CLUSTER && sizeof(T) == 2 && V * sizeof(T) == 16) {
+        if (!r.uniform || r.len % V != 0 || r.step % V != 0 || (uintptr_t)a % 16 != 0 ||
+            (uintptr_t)o % 16 != 0 || r.len >= ((int64_t)1 << 30))
+            return UDNN_STATUS_NOT_SUPPORTED;
+        const int64_t nv = r.len / V;
+        unsigned cs = 1;
+        while (cs < SM_CLUSTER_MAX && (size_t)((nv + cs - 1) / cs) * 16 > SM_CLUSTER_SHARE)
+            cs *= 2;
+        const int64_t chunk = (nv + cs - 1) / cs;
+        const size_t shared = (size_t)chunk * 16;
+        if (shared > SM_CLUSTER_SHARE || r.groups * cs >= ((int64_t)1 << 31))
+            return UDNN_STATUS_NOT_SUPPORTED;
+        static int fits;
+        if (!udnn_gpu_cluster_fits(sm_cluster_kernel<T, V>, SM_CLUSTER_THREADS, SM_CLUSTER_SHARE,
+                                   SM_CLUSTER_MAX, &fits))
+            return UDNN_STATUS_NOT_SUPPORTED;
+        unsigned threads = 32; /* a power of two (sm_block_reduce) */
+        while (threads < SM_CLUSTER_THREADS && threads < chunk) threads *= 2;
+        const udnnGpuError_t e = udnnGpuLaunchClusters(
+            sm_cluster_kernel<T, V>, (unsigned)(r.groups * cs), threads, shared, c->stream, cs, r,
+            a, o, cs, (int)chunk, (int)nv, f);
+        if (e != udnnGpuSuccess)
+            return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
+                                 "launching softmax's cluster kernel");
+        return UDNN_STATUS_SUCCESS;
+    }
+#endif
+    (void)c, (void)r, (void)a, (void)o, (void)f;
+    return UDNN_STATUS_NOT_SUPPORTED;
+}
+
 /* ---- columns: CHANNEL over contiguous positions (NCHW) ------------------------------- */
 
 typedef struct {
@@ -1433,8 +1565,9 @@ static udnnStatus_t sm_launch_rows_blocks(const udnn_gpu_context *c, sm_rows r, 
     if (chunks > 1024) chunks = 1024;
     if (SM_KEEP_MANY || chunks > 1) {
         udnnStatus_t st = UDNN_STATUS_NOT_SUPPORTED;
+        if (fwd && chunks > 1) st = sm_launch_cluster<T, V>(c, r, a, o, f);
         if constexpr (SM_KEEP_HELD_FWD_FEW > 0)
-            if (fwd && chunks > 1)
+            if (fwd && chunks > 1 && st == UDNN_STATUS_NOT_SUPPORTED)
                 st = sm_launch_keep<T, true, V, SM_KEEP_HELD_FWD_FEW>(c, r, a, b, o, f);
         if (st == UDNN_STATUS_NOT_SUPPORTED)
             st = fwd ? sm_launch_keep<T, true, V, SM_KEEP_HELD_FWD>(c, r, a, b, o, f)
