@@ -30,6 +30,8 @@
  * the forward statistics in double, and FLOAT runs the backward dx pass in
  * double (see nm_wide). Each set's statistics are finished in double.
  * Every sum has a fixed order. */
+#include <type_traits>
+
 #include "cuda/kernels.h"
 
 /* ---- types and index spaces ----------------------------------------------------------- */
@@ -331,10 +333,12 @@ nm_fwd_finish(const nm_fwd_args<T> &a, double s1, double s2, double shift, int64
     return r;
 }
 
-/* y over items lo, lo + tw, ... below hi of the set at so. */
-template <class T, class I, int V>
+/* y over items lo, lo + tw, ... below hi of the set at so; load(j, ox, v)
+ * gives item j's x (ox its offset in the set's x), by default from x. */
+template <class T, class I, int V, class L = decltype(nullptr)>
 __device__ __forceinline__ void nm_fwd_write(const nm_fwd_args<T> &a, const int64_t (&so)[NM_SLOTS],
-                                             nm_stats<typename io<T>::C> f, I lo, I hi)
+                                             nm_stats<typename io<T>::C> f, I lo, I hi,
+                                             L load = nullptr)
 {
     typedef typename io<T>::C C;
     typedef typename nm_param<T>::P P;
@@ -346,7 +350,8 @@ __device__ __forceinline__ void nm_fwd_write(const nm_fwd_args<T> &a, const int6
         int64_t o[4];
         nm_elem<I, 4, V>(a.inner, j, o);
         C v[V];
-        nm_load<T, V>(x, o[N_X], v);
+        if constexpr (std::is_same<L, decltype(nullptr)>::value) nm_load<T, V>(x, o[N_X], v);
+        else load(j, o[N_X], v);
         for (int k = 0; k < V; k++) {
             const int64_t po = o[N_P] + k * a.pstep;
             v[k] = ((v[k] - f.hi) - f.lo) * f.inv * (C)scale[po];
@@ -458,6 +463,113 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_split(nm_fwd_args<T> a)
     const double shift = a.partial[2 * a.nsets * a.chunks + p.set];
     nm_fwd_write<T, I, V>(a, p.so, nm_fwd_finish(a, s1, s2, shift, p.so[N_ST], p.k == 0), p.lo,
                           p.hi);
+}
+
+/* Few long sets held in a thread-block cluster (NM_CLUSTER, off until
+ * measured): where a set's 16-byte items fit the shared memory of up to
+ * 16 blocks of NM_CLUSTER_SHARE bytes, block b is block b % cs of set
+ * b / cs's cluster and copies its range of a.chunk items into shared
+ * memory, sums it as nm_fwd_part does, takes the cluster's partials in
+ * rank order from each other's shared memory, and writes its range of y
+ * from the held x: one launch and one read of x, where nm_fwd_part and
+ * nm_fwd_split read it twice (H100, 64 sets of 256 x 56 x 56 f16: 44% of
+ * copy). The softmax probe of the same shape of work (16 blocks of 100
+ * KB, a cluster a row) ran at 66% of copy. */
+#ifndef NM_CLUSTER
+#define NM_CLUSTER 0
+#endif
+#ifndef NM_CLUSTER_SHARE
+#define NM_CLUSTER_SHARE ((size_t)100 << 10)
+#endif
+#define NM_CLUSTER_MAX 16
+
+#if UDNN_GPU_CLUSTERS
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_MAX_TEAM, 1024 / NM_MAX_TEAM)
+    nm_fwd_cluster(nm_fwd_args<T> a, unsigned cs)
+{
+    typedef typename io<T>::C C;
+    typedef udnn_gpu_vec<T> P;
+    extern __shared__ uint4 nm_cluster_held[];
+    __shared__ double red[NM_RED_SLOTS], part[2];
+    __shared__ nm_stats<C> fin;
+    P *held = (P *)nm_cluster_held;
+    const unsigned rank = udnnGpuClusterRank();
+    const int64_t set = blockIdx.x / cs, items = a.inner.size;
+    const int64_t l = (int64_t)rank * a.chunk < items ? (int64_t)rank * a.chunk : items;
+    const I lo = (I)l, hi = (I)(items - l < a.chunk ? items : l + a.chunk);
+    int64_t so[NM_SLOTS];
+    nm_offsets<I, NM_SLOTS>(a.sets, (I)set, so);
+    const T *x = a.x + so[N_X];
+    /* read before the cluster's barrier: in place, rank 0 overwrites it after */
+    const double shift = nm_fwd_shift(a, x);
+    for (I j = lo + (I)threadIdx.x; j < hi; j += (I)blockDim.x) {
+        int64_t o[1];
+        nm_elem<I, 1, V>(a.inner, j, o);
+        udnnGpuCopyAsync16(held + (j - lo), x + o[N_X]);
+    }
+    udnnGpuCopyAsyncWait();
+    double s1 = 0.0, s2 = 0.0;
+    for (I j = lo + (I)threadIdx.x; j < hi; j += (I)blockDim.x)
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            nm_fwd_add((double)udnn_gpu_pack_ld(held[j - lo], k), shift, s1, s2);
+    s1 = nm_team_sum(s1, red);
+    s2 = nm_team_sum(s2, red);
+    if (threadIdx.x == 0) {
+        part[0] = s1;
+        part[1] = s2;
+    }
+    udnnGpuClusterArrive();
+    udnnGpuClusterWait();
+    if (threadIdx.x == 0) {
+        double t1 = 0.0, t2 = 0.0;
+        for (unsigned r = 0; r < cs; r++) {
+            const double *pr = udnnGpuClusterMap(part, r);
+            t1 += pr[0];
+            t2 += pr[1];
+        }
+        fin = nm_fwd_finish(a, t1, t2, shift, so[N_ST], rank == 0);
+    }
+    __syncthreads();
+    udnnGpuClusterArrive(); /* this block is done with the others' partials */
+    nm_fwd_write<T, I, V>(a, so, fin, lo, hi, [&](I j, int64_t, C(&v)[V]) {
+#pragma unroll
+        for (int k = 0; k < V; k++) v[k] = udnn_gpu_pack_ld(held[j - lo], k);
+    });
+    udnnGpuClusterWait(); /* the others are done with this block's partials */
+}
+#endif
+
+/* The forward of few long sets by nm_fwd_cluster where it serves (a of
+ * the split kernels, 16-byte items of 2- or 4-byte data); false,
+ * launching nothing, elsewhere. */
+template <class T, class I, int V>
+static bool nm_fwd_cluster_launch(const udnn_gpu_context *c, nm_fwd_args<T> a)
+{
+#if UDNN_GPU_CLUSTERS
+    if constexpr (NM_CLUSTER && sizeof(T) < 8 && V * sizeof(T) == 16) {
+        const int64_t items = a.inner.size;
+        unsigned cs = 1;
+        while (cs < NM_CLUSTER_MAX && (size_t)((items + cs - 1) / cs) * 16 > NM_CLUSTER_SHARE)
+            cs *= 2;
+        a.chunk = (items + cs - 1) / cs;
+        const size_t shared = (size_t)a.chunk * 16;
+        if (shared > NM_CLUSTER_SHARE || a.nsets * cs >= ((int64_t)1 << 31)) return false;
+        static int fits;
+        if (!udnn_gpu_cluster_fits(nm_fwd_cluster<T, I, V>, NM_MAX_TEAM, NM_CLUSTER_SHARE,
+                                   NM_CLUSTER_MAX, &fits))
+            return false;
+        unsigned threads = 32; /* a power of two (nm_team_sum) */
+        while (threads < NM_MAX_TEAM && threads < a.chunk) threads *= 2;
+        /* a failed launch is left for udnn_gpu_launched to report */
+        udnnGpuLaunchClusters(nm_fwd_cluster<T, I, V>, (unsigned)(a.nsets * cs), threads, shared,
+                              c->stream, cs, a, cs);
+        return true;
+    }
+#endif
+    (void)c, (void)a;
+    return false;
 }
 
 /* ---- backward: dx ---------------------------------------------------------------------------- */
@@ -1552,6 +1664,7 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
         [&](auto i, auto v, unsigned blocks) {
             typedef decltype(i) I;
             constexpr int V = decltype(v)::value;
+            if (nm_fwd_cluster_launch<T, I, V>(c, a)) return;
             nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             nm_fwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
         },
