@@ -309,15 +309,23 @@ template <class K> static inline bool udnn_gpu_allow_shared(K kernel, size_t byt
 }
 
 #if UDNN_GPU_CLUSTERS
-/* Whether a kernel runs in thread-block clusters here, with room for one
- * cluster of `cluster` blocks of `block` threads and `shared` bytes of
- * dynamic shared memory each (every smaller cluster then has room too);
- * asked once per process and call site (*fits: 0 at first, then 1 or -1). */
+/* Devices whose answers udnn_gpu_cluster_fits keeps (further devices ask
+ * at every call). */
+#define UDNN_GPU_CLUSTER_DEVICES 16
+
+/* Whether a kernel runs in thread-block clusters on the context's device,
+ * with room for one cluster of `cluster` blocks of `block` threads and
+ * `shared` bytes of dynamic shared memory each (every smaller cluster then
+ * has room too); asked once per process, call site and device (fits[d]
+ * for device d: 0 at first, then 1 or -1), since one process may drive
+ * devices with and without clusters. */
 template <class K>
-static inline bool udnn_gpu_cluster_fits(K kernel, unsigned block, size_t shared,
-                                         unsigned cluster, int *fits)
+static inline bool udnn_gpu_cluster_fits(const udnn_gpu_context *c, K kernel, unsigned block,
+                                         size_t shared, unsigned cluster,
+                                         int (&fits)[UDNN_GPU_CLUSTER_DEVICES])
 {
-    int ok = __atomic_load_n(fits, __ATOMIC_RELAXED);
+    const bool kept = c->device >= 0 && c->device < UDNN_GPU_CLUSTER_DEVICES;
+    int ok = kept ? __atomic_load_n(&fits[c->device], __ATOMIC_RELAXED) : 0;
     if (ok == 0) {
         int granted = 0;
         ok = udnnGpuKernelHasClusters((const void *)kernel) &&
@@ -325,7 +333,7 @@ static inline bool udnn_gpu_cluster_fits(K kernel, unsigned block, size_t shared
                      udnnGpuMaxActiveClusters((const void *)kernel, block, shared, cluster) > 0
                  ? 1
                  : -1;
-        __atomic_store_n(fits, ok, __ATOMIC_RELAXED);
+        if (kept) __atomic_store_n(&fits[c->device], ok, __ATOMIC_RELAXED);
     }
     return ok > 0;
 }

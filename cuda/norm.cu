@@ -556,9 +556,9 @@ static bool nm_fwd_cluster_launch(const udnn_gpu_context *c, nm_fwd_args<T> a)
         a.chunk = (items + cs - 1) / cs;
         const size_t shared = (size_t)a.chunk * 16;
         if (shared > NM_CLUSTER_SHARE || a.nsets * cs >= ((int64_t)1 << 31)) return false;
-        static int fits;
-        if (!udnn_gpu_cluster_fits(nm_fwd_cluster<T, I, V>, NM_MAX_TEAM, NM_CLUSTER_SHARE,
-                                   NM_CLUSTER_MAX, &fits))
+        static int fits[UDNN_GPU_CLUSTER_DEVICES];
+        if (!udnn_gpu_cluster_fits(c, nm_fwd_cluster<T, I, V>, NM_MAX_TEAM, NM_CLUSTER_SHARE,
+                                   NM_CLUSTER_MAX, fits))
             return false;
         unsigned threads = 32; /* a power of two (nm_team_sum) */
         while (threads < NM_MAX_TEAM && threads < a.chunk) threads *= 2;

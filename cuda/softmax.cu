@@ -1120,9 +1120,9 @@ static udnnStatus_t sm_launch_cluster(const udnn_gpu_context *c, const sm_rows &
         const size_t shared = (size_t)chunk * 16;
         if (shared > SM_CLUSTER_SHARE || r.groups * cs >= ((int64_t)1 << 31))
             return UDNN_STATUS_NOT_SUPPORTED;
-        static int fits;
-        if (!udnn_gpu_cluster_fits(sm_cluster_kernel<T, V>, SM_CLUSTER_THREADS, SM_CLUSTER_SHARE,
-                                   SM_CLUSTER_MAX, &fits))
+        static int fits[UDNN_GPU_CLUSTER_DEVICES];
+        if (!udnn_gpu_cluster_fits(c, sm_cluster_kernel<T, V>, SM_CLUSTER_THREADS,
+                                   SM_CLUSTER_SHARE, SM_CLUSTER_MAX, fits))
             return UDNN_STATUS_NOT_SUPPORTED;
         unsigned threads = 32; /* a power of two (sm_block_reduce) */
         while (threads < SM_CLUSTER_THREADS && threads < chunk) threads *= 2;
