@@ -150,11 +150,15 @@ __device__ bn_coef<typename bn_acc<T, true>::A> bn_finish_bwd(const bn_side<T> &
     return k;
 }
 
-/* The element value before blending, for x (and dy). */
-template <class C, bool BWD>
+/* The element value before blending, for x (and dy). CENTERED (backward):
+ * k.d holds dy's mean, not -a times it, and dy - mean is taken first, which
+ * is exact where they are close: a dy of large mean then loses nothing to
+ * the cancellation of a * dy with -a * mean, as it would in float. */
+template <class C, bool BWD, bool CENTERED = false>
 __device__ __forceinline__ C bn_value(const bn_coef<C> &k, C x, C dy)
 {
     const C d = (x - k.hi) - k.lo;
+    if (BWD && CENTERED) return k.a * (dy - k.d) + k.b * d;
     if (BWD) return k.a * dy + k.b * d + k.d;
     return d * k.a + k.b;
 }
@@ -240,7 +244,7 @@ __device__ __forceinline__ void bn_put(T *p, const udnn_gpu_pack<T, W> &v)
 /* One pack's output at out: each element's bn_value through its
  * channel's coefficients (kc[e], or kc[0] for every element where NK is
  * 1), blended where BLEND (out read first). */
-template <class T, bool BWD, bool BLEND, int W, int NK, class C>
+template <class T, bool BWD, bool BLEND, bool CENTERED = false, int W, int NK, class C>
 __device__ __forceinline__ void bn_store_pack(T *out, const bn_coef<C> (&kc)[NK],
                                               const udnn_gpu_pack<T, W> &xv,
                                               const udnn_gpu_pack<T, W> &gv, C alpha, C beta)
@@ -251,7 +255,7 @@ __device__ __forceinline__ void bn_store_pack(T *out, const bn_coef<C> (&kc)[NK]
 #pragma unroll
     for (int e = 0; e < W; e++) {
         const bn_coef<C> &k = kc[NK == 1 ? 0 : e];
-        const C v = bn_value<C, BWD>(k, (C)udnn_gpu_pack_ld(xv, e),
+        const C v = bn_value<C, BWD, CENTERED>(k, (C)udnn_gpu_pack_ld(xv, e),
                                      BWD ? (C)udnn_gpu_pack_ld(gv, e) : C(0));
         const C old = BLEND ? (C)udnn_gpu_pack_ld(o, e) : C(0);
         o.v[e] = io<T>::st((S)udnn_gpu_blend_if<BLEND>(v, alpha, beta, old));

@@ -49,8 +49,10 @@
  * conversions to double and two double adds a load where there were
  * twelve double operations and four conversions); FLOAT's backward output
  * computed in float where a channel has at least NARROW_MIN members
- * (NARROW: dx's terms beside a * dy shrink as 1 / sqrt(members), so they
- * do not cancel it; on few members they can, hence bn_acc's double). */
+ * (NARROW: dx = a (dy - mean dy) + b (x - mean), dy's mean taken out
+ * first, bn_value's CENTERED, so that a dy of large mean cancels nothing;
+ * the xhat term shrinks as 1 / sqrt(members) beside it, so it cancels
+ * nothing either; on few members it can, hence bn_acc's double). */
 #ifndef BN_CLUSTER_VSUM
 #define BN_CLUSTER_VSUM 0
 #endif
@@ -75,10 +77,13 @@ template <class T, class C> struct bn_cluster_args {
     C alpha, beta;
 };
 
-/* k in E: as it is, or narrowed to float keeping the mean's low part. */
-template <class E, class C> __device__ __forceinline__ bn_coef<E> bn_narrow(const bn_coef<C> &k)
+/* k in E: as it is, or narrowed to float keeping the mean's low part,
+ * with dy's mean in d (bn_value's CENTERED). */
+template <class E, class C>
+__device__ __forceinline__ bn_coef<E> bn_narrow(const bn_coef<C> &k, double dy_mean)
 {
     if constexpr (sizeof(E) == sizeof(C)) {
+        (void)dy_mean;
         return k;
     } else {
         bn_coef<E> n;
@@ -86,7 +91,7 @@ template <class E, class C> __device__ __forceinline__ bn_coef<E> bn_narrow(cons
         n.lo = (E)(((C)k.hi - (C)n.hi) + k.lo);
         n.a = (E)k.a;
         n.b = (E)k.b;
-        n.d = (E)k.d;
+        n.d = (E)dy_mean;
         return n;
     }
 }
@@ -109,6 +114,7 @@ __global__ void __launch_bounds__(BN_CLUSTER_THREADS, 1024 / BN_CLUSTER_THREADS)
     extern __shared__ uint4 bn_cluster_held[];
     __shared__ double red[BN_CLUSTER_THREADS / 16], part[K];
     __shared__ C kc[BN_NCOEF];
+    __shared__ double dy_mean; /* NARROW */
     const unsigned rank = udnnGpuClusterRank();
     const int64_t f = blockIdx.x / a.cs, p0 = rank * a.chunk;
     const int64_t end = p0 + a.chunk < a.loads ? p0 + a.chunk : a.loads;
@@ -169,10 +175,11 @@ __global__ void __launch_bounds__(BN_CLUSTER_THREADS, 1024 / BN_CLUSTER_THREADS)
         if constexpr (BWD) k = bn_finish_bwd<T>(side, po, (double)shift, q, a.M);
         else k = bn_finish_train<T>(side, po, (double)shift, q, a.M);
         bn_store_coef(kc, 1, 0, k);
+        dy_mean = BWD ? q[0] / (double)a.M : 0.0;
     }
     __syncthreads();
     udnnGpuClusterArrive(); /* this block is done with the others' partials */
-    const bn_coef<E> k1[1] = {bn_narrow<E>(bn_load_coef(kc, 1, 0))};
+    const bn_coef<E> k1[1] = {bn_narrow<E>(bn_load_coef(kc, 1, 0), dy_mean)};
     const E alpha = (E)a.alpha, beta = (E)a.beta;
     udnn_gpu_blending(a.beta, [&](auto blending) {
         constexpr bool BLEND = decltype(blending)::value;
@@ -180,9 +187,9 @@ __global__ void __launch_bounds__(BN_CLUSTER_THREADS, 1024 / BN_CLUSTER_THREADS)
             const V xv = hx[i];
             V gv;
             if constexpr (BWD) gv = hd[i];
-            bn_store_pack<T, BWD, BLEND>(a.out + bn_run_off<W>(a.run, a.rstep, a.per_run, f,
-                                                                p0 + i),
-                                         k1, xv, gv, alpha, beta);
+            bn_store_pack<T, BWD, BLEND, NARROW>(
+                a.out + bn_run_off<W>(a.run, a.rstep, a.per_run, f, p0 + i), k1, xv, gv, alpha,
+                beta);
         }
     });
     udnnGpuClusterWait(); /* the others are done with this block's partials */
