@@ -151,14 +151,15 @@ __device__ bn_coef<typename bn_acc<T, true>::A> bn_finish_bwd(const bn_side<T> &
 }
 
 /* The element value before blending, for x (and dy). CENTERED (backward):
- * k.d holds dy's mean, not -a times it, and dy - mean is taken first, which
- * is exact where they are close: a dy of large mean then loses nothing to
- * the cancellation of a * dy with -a * mean, as it would in float. */
+ * k.d holds dy's mean in the compute type and k.lo what both means' parts
+ * below hi and d contribute, a * (dy - d) + b * (x - hi) + lo; dy - d is
+ * exact where they are close, so a dy of large mean loses nothing to the
+ * cancellation of a * dy with -a * mean, as it would in float. */
 template <class C, bool BWD, bool CENTERED = false>
 __device__ __forceinline__ C bn_value(const bn_coef<C> &k, C x, C dy)
 {
+    if (BWD && CENTERED) return k.a * (dy - k.d) + k.b * (x - k.hi) + k.lo;
     const C d = (x - k.hi) - k.lo;
-    if (BWD && CENTERED) return k.a * (dy - k.d) + k.b * d;
     if (BWD) return k.a * dy + k.b * d + k.d;
     return d * k.a + k.b;
 }

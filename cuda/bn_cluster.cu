@@ -44,10 +44,13 @@
 #ifndef BN_CLUSTER_BWD
 #define BN_CLUSTER_BWD 0
 #endif
-/* Candidates, off until measured: FLOAT's terms of each 16-byte load
- * added in float, then once into the thread's double sums (VSUM: two
+/* Candidates, off until measured: FLOAT's training terms of each 16-byte
+ * load added in float, then once into the thread's double sums (VSUM: two
  * conversions to double and two double adds a load where there were
- * twelve double operations and four conversions); FLOAT's backward output
+ * twelve double operations and four conversions; training only: the
+ * mean's absolute error is what counts there, while the backward's dscale
+ * is an output, often a small remainder of its terms (test_dy_offset));
+ * FLOAT's backward output
  * computed in float where a channel has at least NARROW_MIN members
  * (NARROW: dx = a (dy - mean dy) + b (x - mean), dy's mean taken out
  * first, bn_value's CENTERED, so that a dy of large mean cancels nothing;
@@ -77,8 +80,9 @@ template <class T, class C> struct bn_cluster_args {
     C alpha, beta;
 };
 
-/* k in E: as it is, or narrowed to float keeping the mean's low part,
- * with dy's mean in d (bn_value's CENTERED). */
+/* k in E: as it is, or narrowed to float for bn_value's CENTERED: dy's
+ * mean in d, and in lo the terms of the two means' parts that float does
+ * not hold, -b (mean - hi) - a (dy_mean - d). */
 template <class E, class C>
 __device__ __forceinline__ bn_coef<E> bn_narrow(const bn_coef<C> &k, double dy_mean)
 {
@@ -88,10 +92,11 @@ __device__ __forceinline__ bn_coef<E> bn_narrow(const bn_coef<C> &k, double dy_m
     } else {
         bn_coef<E> n;
         n.hi = (E)k.hi;
-        n.lo = (E)(((C)k.hi - (C)n.hi) + k.lo);
+        n.d = (E)dy_mean;
         n.a = (E)k.a;
         n.b = (E)k.b;
-        n.d = (E)dy_mean;
+        const double lo_x = ((double)k.hi - (double)n.hi) + (double)k.lo;
+        n.lo = (E)(-(double)k.b * lo_x - (double)k.a * (dy_mean - (double)n.d));
         return n;
     }
 }
@@ -136,7 +141,7 @@ __global__ void __launch_bounds__(BN_CLUSTER_THREADS, 1024 / BN_CLUSTER_THREADS)
         const V xv = hx[i];
         V gv;
         if constexpr (BWD) gv = hd[i];
-        if constexpr (BN_CLUSTER_VSUM && sizeof(SA) > sizeof(T)) {
+        if constexpr (BN_CLUSTER_VSUM && !BWD && sizeof(SA) > sizeof(T)) {
             float v[K];
 #pragma unroll
             for (int k = 0; k < K; k++) v[k] = 0.0f;

@@ -245,6 +245,21 @@ static void set_all(tu_tensor *t, const double *v)
     tu_upload(t);
 }
 
+/* The batch's statistics of x into mean, var and inv; where saved, also
+ * into save_mean and save_inv, with mean and inv then rounded to the
+ * statistics type, as the backward reads them. */
+static void batch_stats(bn_set *b, double *mean, double *var, double *inv, int saved)
+{
+    expect_stats(b, mean, var);
+    for (int64_t f = 0; f < b->features; f++) inv[f] = 1.0 / sqrt(var[f] + eps_default);
+    if (saved) {
+        set_all(&b->save_mean, mean);
+        set_all(&b->save_inv, inv);
+        tu_values(&b->save_mean, mean);
+        tu_values(&b->save_inv, inv);
+    }
+}
+
 static void fill_inputs(bn_set *b)
 {
     tu_fill_uniform(&b->x, -1.0, 3.0);
@@ -506,6 +521,56 @@ START_TEST(test_rows)
 }
 END_TEST
 
+/* ---- dy of large mean ------------------------------------------------------------------- */
+
+/* dy about 2, give or take a thousandth: dx = a (dy - mean dy) - ... is
+ * then a small remainder of a * dy, and dscale = sum dy xhat a small
+ * remainder of its terms (xhat sums to 0). An output that adds a * dy and
+ * -a mean(dy) in float, or sums dy xhat in float, misses FLOAT's tolerance
+ * many times over. FLOAT, spatial NCHW, 8192 members a channel, with
+ * saved statistics and without; dy is not redrawn (test_backward's
+ * redraws would undo the offset). */
+START_TEST(test_dy_offset)
+{
+    tu_seed_fresh();
+    static const int dims[4] = {8, 4, 32, 32};
+    static const double plain[4] = {1.0, 0.0, 1.0, 0.0};
+    const int mode = 1; /* SPATIAL */
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
+        bn_set b;
+        bn_set_init(&b, h, bn_modes[mode], UDNN_DATA_FLOAT, TU_NCHW, 4, dims);
+        fill_inputs(&b);
+        tu_fill_uniform(&b.dy, 1.999, 2.001);
+        double *ref = values(b.x.count), *mean = values(b.features), *var = values(b.features);
+        double *inv = values(b.features), *ds = values(b.features), *db = values(b.features);
+        char what[160];
+        for (int with_saved = 1; with_saved >= 0; with_saved--) {
+            batch_stats(&b, mean, var, inv, with_saved);
+            tu_buf_poison(&b.dx.buf);
+            tu_buf_poison(&b.dscale.buf);
+            tu_buf_poison(&b.dbias.buf);
+            expect_grads(&b, mean, inv, ref, ds, db);
+            tu_ok(run_bwd(&b, plain, eps_default, with_saved));
+            const char *how[3] = {"dy offset, dx", "dy offset, dscale", "dy offset, dbias"};
+            tu_tensor *out[3] = {&b.dx, &b.dscale, &b.dbias};
+            const double *want[3] = {ref, ds, db};
+            for (int k = 0; k < 3; k++) {
+                describe(what, sizeof what, bk, mode, UDNN_DATA_FLOAT, TU_NCHW, -1, how[k]);
+                tu_check_tensor(out[k], want[k], what);
+            }
+        }
+        free(ref);
+        free(mean);
+        free(var);
+        free(inv);
+        free(ds);
+        free(db);
+        bn_set_free(&b);
+    }
+}
+END_TEST
+
 /* ---- alpha and beta --------------------------------------------------------------------- */
 
 START_TEST(test_alpha_beta)
@@ -739,14 +804,7 @@ static void check_in_place(udnnHandle_t h, udnnBackend_t be, int mode, udnnDataT
             tu_fill_uniform(&b.x, -1.0, 3.0);
             tu_fill_uniform(&b.dy, -1.0, 1.0);
         }
-        expect_stats(&b, mean, var);
-        for (int64_t f = 0; f < b.features; f++) inv[f] = 1.0 / sqrt(var[f] + eps_default);
-        if (saved) { /* the batch's, rounded to the statistics type */
-            set_all(&b.save_mean, mean);
-            set_all(&b.save_inv, inv);
-            tu_values(&b.save_mean, mean);
-            tu_values(&b.save_inv, inv);
-        }
+        batch_stats(&b, mean, var, inv, saved);
         void *sm = saved ? ptr(&b.save_mean) : NULL, *si = saved ? ptr(&b.save_inv) : NULL;
         /* dx over dy, then over x from fresh dy */
         for (int v = 0; v < 2; v++) {
@@ -1303,6 +1361,7 @@ int main(void)
     tcase_add_loop_test(ops, test_finite_differences, 0, N_MODES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_large, 0, 12);
     tcase_add_loop_test(ops, test_rows, 0, 4);
+    tcase_add_test(ops, test_dy_offset);
     suite_add_tcase(s, ops);
 
     TCase *bad = tcase_create("validation");
