@@ -595,9 +595,9 @@ static void bn_launch_apply(const udnn_gpu_context *c,
         const size_t smem = FUSE ? (size_t)BN_NCOEF * a.F * sizeof(C) : 0;
         if (FUSE) {
             /* one wave, so that each block computes the table once */
-            static int occupancy;
+            static udnn_gpu_cache occupancy;
             const int64_t wave =
-                c->sm_count * udnn_gpu_occupancy(bn_apply_dense<T, I, BWD, FUSE>,
+                c->sm_count * udnn_gpu_occupancy(c, bn_apply_dense<T, I, BWD, FUSE>,
                                                  UDNN_GPU_BLOCK, BN_FUSE_TABLE, &occupancy);
             if ((int64_t)blocks > wave) blocks = (unsigned)wave;
         }

@@ -220,9 +220,9 @@ udnnStatus_t bn_cluster_run(const udnn_gpu_context *c, const udnn_bn_problem *p,
             if (narrow) kernel = bn_cluster<T, K, BWD, W, true>;
         }
         /* room for the largest cluster this takes */
-        static int fits[2][UDNN_GPU_CLUSTER_DEVICES];
+        static udnn_gpu_cache fits[2];
         if (!udnn_gpu_cluster_fits(c, kernel, BN_CLUSTER_THREADS, BN_CLUSTER_SHARE,
-                                   BN_CLUSTER_MAX, fits[narrow]))
+                                   BN_CLUSTER_MAX, &fits[narrow]))
             return UDNN_STATUS_NOT_SUPPORTED;
         /* the smallest cluster whose blocks' shares fit BN_CLUSTER_SHARE */
         const size_t per_load = (size_t)16 * (BWD ? 2 : 1);

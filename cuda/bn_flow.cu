@@ -677,11 +677,11 @@ static udnnStatus_t bn_flow_go(const udnn_gpu_context *c,
     typedef bn_flow_lanes<T, ROWS, W> G;
     const int64_t groups = ROWS ? (a.F + G::FG - 1) / G::FG : a.F;
     typedef bn_keep_loads<T, BWD, ROWS, W> L;
-    static int keep_occupancy, flow_occupancy, keep_shared;
+    static udnn_gpu_cache keep_occupancy, flow_occupancy, keep_shared;
     /* bn_flow where the held loads' shared memory is refused */
-    keep = keep && udnn_gpu_allow_shared(bn_keep<T, K, BWD, ROWS, W>, L::SHARED, &keep_shared);
+    keep = keep && udnn_gpu_allow_shared(c, bn_keep<T, K, BWD, ROWS, W>, L::SHARED, &keep_shared);
     const int64_t keep_grid =
-        keep ? c->sm_count * udnn_gpu_occupancy(bn_keep<T, K, BWD, ROWS, W>, UDNN_GPU_BLOCK,
+        keep ? c->sm_count * udnn_gpu_occupancy(c, bn_keep<T, K, BWD, ROWS, W>, UDNN_GPU_BLOCK,
                                                 L::SHARED, &keep_occupancy)
              : 0;
     const int64_t keep_chunk = (int64_t)G::STEP * (L::U + L::H);
@@ -716,7 +716,7 @@ static udnnStatus_t bn_flow_go(const udnn_gpu_context *c,
         return UDNN_STATUS_SUCCESS;
     }
     int64_t per_sm =
-        udnn_gpu_occupancy(bn_flow<T, K, BWD, ROWS, W>, UDNN_GPU_BLOCK, 0, &flow_occupancy);
+        udnn_gpu_occupancy(c, bn_flow<T, K, BWD, ROWS, W>, UDNN_GPU_BLOCK, 0, &flow_occupancy);
     if (per_sm > BN_FLOW_BLOCKS) per_sm = BN_FLOW_BLOCKS;
     const int64_t resident = c->sm_count * per_sm;
     const int64_t lag = S + resident * BN_FLOW_LAG;

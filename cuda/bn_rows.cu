@@ -343,15 +343,15 @@ udnnStatus_t bn_rows_run(const udnn_gpu_context *c, const udnn_bn_problem *p)
     a.step = BN_ROWS_BLOCK / a.lanes;
 
     /* the held positions the device's shared memory allows a block */
-    static int granted, occupancy;
+    static udnn_gpu_cache granted, occupancy;
     const size_t room = c->shared_per_block > sizeof(bn_rows_smem<T, K, BWD>)
                             ? c->shared_per_block - sizeof(bn_rows_smem<T, K, BWD>)
                             : 0;
     int64_t held_max = (int64_t)(room / Sh::HELD_BYTES);
-    if (!udnn_gpu_allow_shared(bn_rows<T, K, BWD>, (size_t)held_max * Sh::HELD_BYTES, &granted))
+    if (!udnn_gpu_allow_shared(c, bn_rows<T, K, BWD>, (size_t)held_max * Sh::HELD_BYTES, &granted))
         held_max = 0;
     const int64_t resident =
-        c->sm_count * udnn_gpu_occupancy(bn_rows<T, K, BWD>, BN_ROWS_BLOCK,
+        c->sm_count * udnn_gpu_occupancy(c, bn_rows<T, K, BWD>, BN_ROWS_BLOCK,
                                          (size_t)held_max * Sh::HELD_BYTES, &occupancy);
 
     /* a run of whole steps a block, as even as they come */

@@ -273,67 +273,86 @@ static inline unsigned udnn_gpu_grid(const udnn_gpu_context *c, int64_t n)
     return blocks < 1 ? 1u : (unsigned)blocks;
 }
 
-/* Resident blocks of `block` threads (and smem dynamic shared bytes) of a
- * kernel per multiprocessor, asked once per process and call site
- * (*cached, zero at first: the answer depends only on the kernel, its
- * shape and the architecture); 1 when the runtime cannot tell. */
-template <class K>
-static inline int64_t udnn_gpu_occupancy(K kernel, int block, size_t smem, int *cached)
+/* Answers the runtime gives once per process, call site and device: a
+ * kernel's attributes are set on each device apart (a leave for more
+ * shared memory given on one device is not given on another), and one
+ * process may drive devices of different kinds. Kept for the first
+ * UDNN_GPU_CACHE_DEVICES devices; further devices ask at every call. A
+ * static one is all zero: not asked yet. */
+#define UDNN_GPU_CACHE_DEVICES 16
+typedef struct {
+    int v[UDNN_GPU_CACHE_DEVICES];
+} udnn_gpu_cache;
+
+static inline int udnn_gpu_cache_get(const udnn_gpu_context *c, const udnn_gpu_cache *k)
 {
-    int n = __atomic_load_n(cached, __ATOMIC_RELAXED);
+    if (c->device < 0 || c->device >= UDNN_GPU_CACHE_DEVICES) return 0;
+    return __atomic_load_n(&k->v[c->device], __ATOMIC_RELAXED);
+}
+
+static inline void udnn_gpu_cache_put(const udnn_gpu_context *c, udnn_gpu_cache *k, int v)
+{
+    if (c->device >= 0 && c->device < UDNN_GPU_CACHE_DEVICES)
+        __atomic_store_n(&k->v[c->device], v, __ATOMIC_RELAXED);
+}
+
+/* Resident blocks of `block` threads (and smem dynamic shared bytes) of a
+ * kernel per multiprocessor of the context's device, asked once per
+ * process, call site and device (*cached); 1 when the runtime cannot
+ * tell. */
+template <class K>
+static inline int64_t udnn_gpu_occupancy(const udnn_gpu_context *c, K kernel, int block,
+                                         size_t smem, udnn_gpu_cache *cached)
+{
+    int n = udnn_gpu_cache_get(c, cached);
     if (n == 0) {
         if (udnnGpuOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, block, smem) !=
                 udnnGpuSuccess ||
             n < 1)
             n = 1;
-        __atomic_store_n(cached, n, __ATOMIC_RELAXED);
+        udnn_gpu_cache_put(c, cached, n);
     }
     return n;
 }
 
-/* Whether a kernel may use `bytes` of dynamic shared memory (always for
- * none), asked of the runtime once per process and call site (*granted,
- * zero at first, then 1 or -1); a refusal leaves no error behind, the
- * caller runs another kernel. Before the occupancy, which counts them. */
-template <class K> static inline bool udnn_gpu_allow_shared(K kernel, size_t bytes, int *granted)
+/* Whether a kernel may use `bytes` of dynamic shared memory on the
+ * context's device (always for none), asked of the runtime once per
+ * process, call site and device (*granted: 1 or -1 once asked); a refusal
+ * leaves no error behind, the caller runs another kernel. Before the
+ * occupancy, which counts them. */
+template <class K>
+static inline bool udnn_gpu_allow_shared(const udnn_gpu_context *c, K kernel, size_t bytes,
+                                         udnn_gpu_cache *granted)
 {
     if (bytes == 0) return true;
-    int g = __atomic_load_n(granted, __ATOMIC_RELAXED);
+    int g = udnn_gpu_cache_get(c, granted);
     if (g == 0) {
         const udnnGpuError_t e = udnnGpuAllowSharedBytes((const void *)kernel, bytes);
         if (e != udnnGpuSuccess) udnnGpuGetLastError();
         g = e == udnnGpuSuccess ? 1 : -1;
-        __atomic_store_n(granted, g, __ATOMIC_RELAXED);
+        udnn_gpu_cache_put(c, granted, g);
     }
     return g > 0;
 }
 
 #if UDNN_GPU_CLUSTERS
-/* Devices whose answers udnn_gpu_cluster_fits keeps (further devices ask
- * at every call). */
-#define UDNN_GPU_CLUSTER_DEVICES 16
-
 /* Whether a kernel runs in thread-block clusters on the context's device,
  * with room for one cluster of `cluster` blocks of `block` threads and
  * `shared` bytes of dynamic shared memory each (every smaller cluster then
- * has room too); asked once per process, call site and device (fits[d]
- * for device d: 0 at first, then 1 or -1), since one process may drive
- * devices with and without clusters. */
+ * has room too); asked once per process, call site and device. */
 template <class K>
 static inline bool udnn_gpu_cluster_fits(const udnn_gpu_context *c, K kernel, unsigned block,
-                                         size_t shared, unsigned cluster,
-                                         int (&fits)[UDNN_GPU_CLUSTER_DEVICES])
+                                         size_t shared, unsigned cluster, udnn_gpu_cache *fits)
 {
-    const bool kept = c->device >= 0 && c->device < UDNN_GPU_CLUSTER_DEVICES;
-    int ok = kept ? __atomic_load_n(&fits[c->device], __ATOMIC_RELAXED) : 0;
+    int ok = udnn_gpu_cache_get(c, fits);
     if (ok == 0) {
-        int granted = 0;
+        udnn_gpu_cache granted = {};
         ok = udnnGpuKernelHasClusters((const void *)kernel) &&
-                     udnn_gpu_allow_shared(kernel, shared, &granted) &&
+                     udnn_gpu_allow_shared(c, kernel, shared, &granted) &&
                      udnnGpuMaxActiveClusters((const void *)kernel, block, shared, cluster) > 0
                  ? 1
                  : -1;
-        if (kept) __atomic_store_n(&fits[c->device], ok, __ATOMIC_RELAXED);
+        udnn_gpu_cache_put(c, fits, ok);
     }
     return ok > 0;
 }

@@ -909,8 +909,8 @@ static void lrn_fwd_walk_go(const udnn_gpu_context *c, const lrn_geom &g, int in
     typedef lrn_chunk<T, NB + NA> ch;
     const auto kernel =
         lrn_fwd_walk_kernel<T, P, ch::FWD_U, ch::FWD_A, NB, NA, FULL, PK, ch::FWD_MINB>;
-    static int occupancy;
-    const int64_t per_sm = udnn_gpu_occupancy(kernel, LRN_WALK_BLOCK, 0, &occupancy);
+    static udnn_gpu_cache occupancy;
+    const int64_t per_sm = udnn_gpu_occupancy(c, kernel, LRN_WALK_BLOCK, 0, &occupancy);
     const lrn_walk a = lrn_walk_of(c, g, P, ch::FWD_U, NB + NA, in_place, per_sm);
     kernel<<<lrn_blocks(c, a.items, LRN_WALK_BLOCK), LRN_WALK_BLOCK, 0, c->stream>>>(
         a, (const T *)p->x_ptr, (T *)p->out_ptr, f);
@@ -924,8 +924,8 @@ static void lrn_bwd_walk_go(const udnn_gpu_context *c, const lrn_geom &g, int in
     enum { Q = ch::BWD_NARROW ? (P + 1) / 2 : P };
     const auto kernel =
         lrn_bwd_walk_kernel<T, Q, ch::BWD_U, ch::BWD_A, NB, NA, FULL, PK, ch::BWD_MINB>;
-    static int occupancy;
-    const int64_t per_sm = udnn_gpu_occupancy(kernel, LRN_WALK_BLOCK, 0, &occupancy);
+    static udnn_gpu_cache occupancy;
+    const int64_t per_sm = udnn_gpu_occupancy(c, kernel, LRN_WALK_BLOCK, 0, &occupancy);
     const lrn_walk a = lrn_walk_of(c, g, Q, ch::BWD_U, NB + NA, in_place, per_sm);
     kernel<<<lrn_blocks(c, a.items, LRN_WALK_BLOCK), LRN_WALK_BLOCK, 0, c->stream>>>(
         a, (const T *)p->x_ptr, (const T *)p->y_ptr, (const T *)p->dy_ptr, (T *)p->out_ptr, f);

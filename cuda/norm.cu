@@ -556,9 +556,9 @@ static bool nm_fwd_cluster_launch(const udnn_gpu_context *c, nm_fwd_args<T> a)
         a.chunk = (items + cs - 1) / cs;
         const size_t shared = (size_t)a.chunk * 16;
         if (shared > NM_CLUSTER_SHARE || a.nsets * cs >= ((int64_t)1 << 31)) return false;
-        static int fits[UDNN_GPU_CLUSTER_DEVICES];
+        static udnn_gpu_cache fits;
         if (!udnn_gpu_cluster_fits(c, nm_fwd_cluster<T, I, V>, NM_MAX_TEAM, NM_CLUSTER_SHARE,
-                                   NM_CLUSTER_MAX, fits))
+                                   NM_CLUSTER_MAX, &fits))
             return false;
         unsigned threads = 32; /* a power of two (nm_team_sum) */
         while (threads < NM_MAX_TEAM && threads < a.chunk) threads *= 2;
@@ -1462,11 +1462,11 @@ static int64_t nm_bwd_rows_launch(const udnn_gpu_context *c, const nm_row_args<T
     const int th = tw >= NM_BWD_BLOCK ? 1 : NM_BWD_BLOCK / tw;
     const size_t smem = (size_t)COLS * (size_t)tw * sizeof(typename nm_row_wide<T, FW>::W);
     /* resident blocks per multiprocessor, asked once per process and width */
-    static int cached[16];
+    static udnn_gpu_cache cached[16];
     int i = 0;
     while ((1 << i) < tw) i++;
     const int64_t n =
-        udnn_gpu_occupancy(nm_bwd_rows<T, V, COLS, R, PF, FW>, tw * th, smem, &cached[i]);
+        udnn_gpu_occupancy(c, nm_bwd_rows<T, V, COLS, R, PF, FW>, tw * th, smem, &cached[i]);
     int64_t blocks = (a.nsets + (int64_t)th * R - 1) / ((int64_t)th * R);
     if (blocks > (int64_t)n * c->sm_count) blocks = (int64_t)n * c->sm_count;
     if (blocks > room) blocks = room;
@@ -1486,9 +1486,9 @@ static int64_t nm_bwd_wide_launch(const udnn_gpu_context *c, const nm_row_args<T
     const int tw = nm_row_team(items, NM_WIDE_NV);
     if (tw == 0 || tw > NM_WIDE_THREADS) return 0;
     const size_t smem = nm_wide_smem<T>(NM_WIDE_THREADS);
-    static int granted, occupancy;
-    if (!udnn_gpu_allow_shared(nm_bwd_wide<T>, smem, &granted)) return 0;
-    const int64_t n = udnn_gpu_occupancy(nm_bwd_wide<T>, NM_WIDE_THREADS, smem, &occupancy);
+    static udnn_gpu_cache granted, occupancy;
+    if (!udnn_gpu_allow_shared(c, nm_bwd_wide<T>, smem, &granted)) return 0;
+    const int64_t n = udnn_gpu_occupancy(c, nm_bwd_wide<T>, NM_WIDE_THREADS, smem, &occupancy);
     int64_t blocks = a.nsets;
     if (blocks > n * c->sm_count) blocks = n * c->sm_count;
     if (blocks > room) blocks = room;

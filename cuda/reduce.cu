@@ -474,11 +474,12 @@ static int64_t pick_splits(int64_t nob, int64_t cap, int64_t smax)
 }
 
 /* Resident blocks of reduce_pass per multiprocessor, asked once per
- * process. */
-template <class T, class M, int OP, int VJ, int VO> static int64_t pass_occupancy(void)
+ * process and device. */
+template <class T, class M, int OP, int VJ, int VO>
+static int64_t pass_occupancy(const udnn_gpu_context *c)
 {
-    static int cached;
-    return udnn_gpu_occupancy(reduce_pass<T, M, OP, VJ, VO>, UDNN_GPU_BLOCK, 0, &cached);
+    static udnn_gpu_cache cached;
+    return udnn_gpu_occupancy(c, reduce_pass<T, M, OP, VJ, VO>, UDNN_GPU_BLOCK, 0, &cached);
 }
 
 template <class T, class M, int OP, int VJ, int VO>
@@ -516,7 +517,7 @@ static udnnStatus_t reduce_launch(const udnn_gpu_context *c, const udnn_reduce_p
     /* Split the groups across blocks when the outputs alone would not
      * fill whole waves, while each lane keeps a long sweep and the
      * partial states fit the scratch. */
-    const int64_t cap = pass_occupancy<T, M, OP, VJ, VO>() * c->sm_count;
+    const int64_t cap = pass_occupancy<T, M, OP, VJ, VO>(c) * c->sm_count;
     int64_t smax = g.G / ((int64_t)r.nl * VJ * RED_MIN_SWEEP);
     const int64_t fit = (int64_t)(c->scratch_bytes / sizeof(rstate<M>)) / g.nc;
     if (smax > fit) smax = fit;

@@ -1120,9 +1120,9 @@ static udnnStatus_t sm_launch_cluster(const udnn_gpu_context *c, const sm_rows &
         const size_t shared = (size_t)chunk * 16;
         if (shared > SM_CLUSTER_SHARE || r.groups * cs >= ((int64_t)1 << 31))
             return UDNN_STATUS_NOT_SUPPORTED;
-        static int fits[UDNN_GPU_CLUSTER_DEVICES];
+        static udnn_gpu_cache fits;
         if (!udnn_gpu_cluster_fits(c, sm_cluster_kernel<T, V>, SM_CLUSTER_THREADS,
-                                   SM_CLUSTER_SHARE, SM_CLUSTER_MAX, fits))
+                                   SM_CLUSTER_SHARE, SM_CLUSTER_MAX, &fits))
             return UDNN_STATUS_NOT_SUPPORTED;
         unsigned threads = 32; /* a power of two (sm_block_reduce) */
         while (threads < SM_CLUSTER_THREADS && threads < chunk) threads *= 2;
@@ -1506,11 +1506,11 @@ static udnnStatus_t sm_launch_keep(const udnn_gpu_context *c, sm_rows r, const T
     typedef sm_acc<typename sm_keep_acc<C, FWD>::A> P;
     typedef sm_keep_per<T, FWD, V, HELD> K;
     const int64_t B = UDNN_GPU_BLOCK, E = K::E + K::H;
-    static int occupancy, shared;
+    static udnn_gpu_cache occupancy, shared;
     /* the two-read paths where the held vectors' shared memory is refused */
-    if (!udnn_gpu_allow_shared(sm_keep_kernel<T, FWD, V, HELD>, K::SHARED, &shared))
+    if (!udnn_gpu_allow_shared(c, sm_keep_kernel<T, FWD, V, HELD>, K::SHARED, &shared))
         return UDNN_STATUS_NOT_SUPPORTED;
-    const int64_t grid = c->sm_count * udnn_gpu_occupancy(sm_keep_kernel<T, FWD, V, HELD>,
+    const int64_t grid = c->sm_count * udnn_gpu_occupancy(c, sm_keep_kernel<T, FWD, V, HELD>,
                                                           UDNN_GPU_BLOCK, K::SHARED, &occupancy);
     /* whole vectors of a row whose head is 0: the most any row has */
     const int64_t nv = V > 1 ? r.len / V : r.len;
