@@ -1,9 +1,9 @@
 /* check_cuda_device.c - the CUDA backend's device part: device count,
  * malloc/memcpy/memset round trips, a real cudaStream_t through
  * udnnSetStream, SetTensor and ScaleTensor on every float type against the
- * CPU backend, CUDA errors as udnn statuses with CUDA's message, and
- * silence. Skips (77) when there is no CUDA device. scripts/gpu-check
- * runs it against the built plugin. */
+ * CPU backend, each device (two at most) against the CPU, CUDA errors as
+ * udnn statuses with CUDA's message, and silence. Skips (77) when there is
+ * no CUDA device. scripts/gpu-check runs it against the built plugin. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +138,62 @@ START_TEST(test_set_scale_vs_cpu)
 }
 END_TEST
 
+/* Softmax INSTANCE backward over rows too long for a team's registers, on
+ * handle h from seed 7's y and dy: on the GPU, sm_keep_kernel, which asks
+ * for more than 48 KB of shared memory. Leaves the result in dx. */
+static void softmax_bwd_long(udnnHandle_t h, tu_tensor *y, tu_tensor *dy, tu_tensor *dx)
+{
+    static const int dims[4] = {2, 5, 64, 64};
+    tu_tensor_init(y, h, UDNN_DATA_FLOAT, 4, dims, TU_NCHW);
+    tu_tensor_init(dy, h, UDNN_DATA_FLOAT, 4, dims, TU_NCHW);
+    tu_tensor_init(dx, h, UDNN_DATA_FLOAT, 4, dims, TU_NCHW);
+    tu_seed(7);
+    tu_fill_uniform(y, 0.0, 1e-4);
+    tu_fill_uniform(dy, -1.0, 1.0);
+    const float one = 1.0f, zero = 0.0f;
+    ck_assert_int_eq(udnnSoftmaxBackward(h, UDNN_SOFTMAX_ACCURATE, UDNN_SOFTMAX_MODE_INSTANCE,
+                                         &one, y->desc, tu_buf_ptr(&y->buf), dy->desc,
+                                         tu_buf_ptr(&dy->buf), &zero, dx->desc,
+                                         tu_buf_ptr(&dx->buf)),
+                     UDNN_STATUS_SUCCESS);
+}
+
+/* Every device in turn (two at most; one where there is one) against the
+ * CPU, with a kernel whose leave for more than 48 KB of shared memory the
+ * runtime gives one device at a time: asked on the first device only, the
+ * second device's launch failed. */
+START_TEST(test_each_device)
+{
+    int n = 0;
+    ck_assert_int_eq(udnnGetDeviceCount(UDNN_BACKEND_CUDA, &n), UDNN_STATUS_SUCCESS);
+    if (n > 2) n = 2;
+    udnnHandle_t hc = tu_handle(UDNN_BACKEND_CPU);
+    tu_tensor y, dy, dx;
+    softmax_bwd_long(hc, &y, &dy, &dx);
+    tu_download(&dx);
+    double *ref = malloc(sizeof(double) * (size_t)dx.count);
+    ck_assert_ptr_nonnull(ref);
+    tu_values(&dx, ref);
+    tu_tensor_free(&y);
+    tu_tensor_free(&dy);
+    tu_tensor_free(&dx);
+    udnnDestroy(hc);
+    for (int d = 0; d < n; d++) {
+        udnnHandle_t h = NULL;
+        ck_assert_int_eq(udnnCreateWithBackend(&h, UDNN_BACKEND_CUDA, d), UDNN_STATUS_SUCCESS);
+        softmax_bwd_long(h, &y, &dy, &dx);
+        char what[64];
+        snprintf(what, sizeof what, "softmax backward on device %d", d);
+        tu_check_tensor(&dx, ref, what);
+        tu_tensor_free(&y);
+        tu_tensor_free(&dy);
+        tu_tensor_free(&dx);
+        ck_assert_int_eq(udnnDestroy(h), UDNN_STATUS_SUCCESS);
+    }
+    free(ref);
+}
+END_TEST
+
 START_TEST(test_bad_pointer)
 {
     udnnHandle_t h = cuda_handle();
@@ -208,6 +264,7 @@ int main(void)
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_stream);
     tcase_add_loop_test(tc, test_set_scale_vs_cpu, 0, 8);
+    tcase_add_test(tc, test_each_device);
     tcase_add_test(tc, test_bad_pointer);
     tcase_add_test(tc, test_silent);
     suite_add_tcase(s, tc);
