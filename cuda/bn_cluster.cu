@@ -224,17 +224,13 @@ udnnStatus_t bn_cluster_run(const udnn_gpu_context *c, const udnn_bn_problem *p,
         if (!udnn_gpu_cluster_fits(c, kernel, BN_CLUSTER_THREADS, BN_CLUSTER_SHARE,
                                    BN_CLUSTER_MAX, &fits[narrow]))
             return UDNN_STATUS_NOT_SUPPORTED;
-        /* the smallest cluster whose blocks' shares fit BN_CLUSTER_SHARE */
         const size_t per_load = (size_t)16 * (BWD ? 2 : 1);
-        unsigned cs = 1;
-        while (cs < BN_CLUSTER_MAX &&
-               (size_t)((a.loads + cs - 1) / cs) * per_load > BN_CLUSTER_SHARE)
-            cs *= 2;
-        a.cs = cs;
-        a.chunk = (a.loads + cs - 1) / cs;
-        const size_t shared = (size_t)a.chunk * per_load;
-        if (shared > BN_CLUSTER_SHARE || a.F * cs >= ((int64_t)1 << 31))
+        if (!udnn_gpu_cluster_split(a.loads, per_load, BN_CLUSTER_SHARE, BN_CLUSTER_MAX, &a.cs,
+                                    &a.chunk) ||
+            a.F * a.cs >= ((int64_t)1 << 31))
             return UDNN_STATUS_NOT_SUPPORTED;
+        const unsigned cs = a.cs;
+        const size_t shared = (size_t)a.chunk * per_load;
         int64_t threads = (a.chunk + 31) / 32 * 32;
         if (threads > BN_CLUSTER_THREADS) threads = BN_CLUSTER_THREADS;
         a.run = run;

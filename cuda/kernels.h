@@ -336,6 +336,20 @@ static inline bool udnn_gpu_allow_shared(const udnn_gpu_context *c, K kernel, si
 }
 
 #if UDNN_GPU_CLUSTERS
+/* How a cluster splits `units` units of `unit_bytes` each, held in its
+ * blocks' shared memory: the smallest cluster (a power of two, `most`
+ * blocks at the most) whose blocks' shares fit `share` bytes, *cs blocks
+ * of *chunk units (the last fewer); false where `most` blocks do not. */
+static inline bool udnn_gpu_cluster_split(int64_t units, size_t unit_bytes, size_t share,
+                                          unsigned most, unsigned *cs, int64_t *chunk)
+{
+    unsigned n = 1;
+    while (n < most && (size_t)((units + n - 1) / n) * unit_bytes > share) n *= 2;
+    *cs = n;
+    *chunk = (units + n - 1) / n;
+    return (size_t)*chunk * unit_bytes <= share;
+}
+
 /* Whether a kernel runs in thread-block clusters on the context's device,
  * with room for one cluster of `cluster` blocks of `block` threads and
  * `shared` bytes of dynamic shared memory each (every smaller cluster then

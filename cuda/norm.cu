@@ -294,10 +294,12 @@ __device__ __forceinline__ void nm_fwd_add(double v, double shift, double &s1, d
 /* A set's shifted sums over items lo, lo + tw, ... below hi (the
  * calling thread's share); sums in double for every type: a mean near 0
  * is a small remainder of them, yet saved to the tolerance of FLOAT
- * statistics (HALF and BFLOAT16 data's too). */
-template <class T, class I, int V>
+ * statistics (HALF and BFLOAT16 data's too). load(j, ox, v) gives item
+ * j's x (ox its offset in the set's x), by default from x. */
+template <class T, class I, int V, class L = decltype(nullptr)>
 __device__ __forceinline__ void nm_fwd_sums(const nm_fwd_args<T> &a, const T *x, double shift,
-                                            I lo, I hi, double &s1, double &s2)
+                                            I lo, I hi, double &s1, double &s2,
+                                            L load = nullptr)
 {
     typedef typename io<T>::C C;
 #pragma unroll 4
@@ -305,7 +307,8 @@ __device__ __forceinline__ void nm_fwd_sums(const nm_fwd_args<T> &a, const T *x,
         int64_t o[1];
         nm_elem<I, 1, V>(a.inner, j, o);
         C v[V];
-        nm_load<T, V>(x, o[N_X], v);
+        if constexpr (std::is_same<L, decltype(nullptr)>::value) nm_load<T, V>(x, o[N_X], v);
+        else load(j, o[N_X], v);
         for (int k = 0; k < V; k++) nm_fwd_add((double)v[k], shift, s1, s2);
     }
 }
@@ -333,8 +336,8 @@ nm_fwd_finish(const nm_fwd_args<T> &a, double s1, double s2, double shift, int64
     return r;
 }
 
-/* y over items lo, lo + tw, ... below hi of the set at so; load(j, ox, v)
- * gives item j's x (ox its offset in the set's x), by default from x. */
+/* y over items lo, lo + tw, ... below hi of the set at so; load as
+ * nm_fwd_sums takes it. */
 template <class T, class I, int V, class L = decltype(nullptr)>
 __device__ __forceinline__ void nm_fwd_write(const nm_fwd_args<T> &a, const int64_t (&so)[NM_SLOTS],
                                              nm_stats<typename io<T>::C> f, I lo, I hi,
@@ -486,7 +489,7 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_split(nm_fwd_args<T> a)
 #if UDNN_GPU_CLUSTERS
 template <class T, class I, int V>
 __global__ void __launch_bounds__(NM_MAX_TEAM, 1024 / NM_MAX_TEAM)
-    nm_fwd_cluster(nm_fwd_args<T> a, unsigned cs)
+    nm_fwd_cluster(nm_fwd_args<T> a)
 {
     typedef typename io<T>::C C;
     typedef udnn_gpu_vec<T> P;
@@ -494,26 +497,23 @@ __global__ void __launch_bounds__(NM_MAX_TEAM, 1024 / NM_MAX_TEAM)
     __shared__ double red[NM_RED_SLOTS], part[2];
     __shared__ nm_stats<C> fin;
     P *held = (P *)nm_cluster_held;
-    const unsigned rank = udnnGpuClusterRank();
-    const int64_t set = blockIdx.x / cs, items = a.inner.size;
-    const int64_t l = (int64_t)rank * a.chunk < items ? (int64_t)rank * a.chunk : items;
-    const I lo = (I)l, hi = (I)(items - l < a.chunk ? items : l + a.chunk);
-    int64_t so[NM_SLOTS];
-    nm_offsets<I, NM_SLOTS>(a.sets, (I)set, so);
-    const T *x = a.x + so[N_X];
+    /* a.chunks is the cluster's size, so range p.k is the block's rank */
+    const nm_part<I> p = nm_part_of<I>(a, blockIdx.x);
+    const T *x = a.x + p.so[N_X];
     /* read before the cluster's barrier: in place, rank 0 overwrites it after */
     const double shift = nm_fwd_shift(a, x);
-    for (I j = lo + (I)threadIdx.x; j < hi; j += (I)blockDim.x) {
+    for (I j = p.lo + (I)threadIdx.x; j < p.hi; j += (I)blockDim.x) {
         int64_t o[1];
         nm_elem<I, 1, V>(a.inner, j, o);
-        udnnGpuCopyAsync16(held + (j - lo), x + o[N_X]);
+        udnnGpuCopyAsync16(held + (j - p.lo), x + o[N_X]);
     }
     udnnGpuCopyAsyncWait();
-    double s1 = 0.0, s2 = 0.0;
-    for (I j = lo + (I)threadIdx.x; j < hi; j += (I)blockDim.x)
+    const auto held_x = [&](I j, int64_t, C(&v)[V]) {
 #pragma unroll
-        for (int k = 0; k < V; k++)
-            nm_fwd_add((double)udnn_gpu_pack_ld(held[j - lo], k), shift, s1, s2);
+        for (int k = 0; k < V; k++) v[k] = udnn_gpu_pack_ld(held[j - p.lo], k);
+    };
+    double s1 = 0.0, s2 = 0.0;
+    nm_fwd_sums<T, I, V>(a, x, shift, p.lo, p.hi, s1, s2, held_x);
     s1 = nm_team_sum(s1, red);
     s2 = nm_team_sum(s2, red);
     if (threadIdx.x == 0) {
@@ -524,19 +524,16 @@ __global__ void __launch_bounds__(NM_MAX_TEAM, 1024 / NM_MAX_TEAM)
     udnnGpuClusterWait();
     if (threadIdx.x == 0) {
         double t1 = 0.0, t2 = 0.0;
-        for (unsigned r = 0; r < cs; r++) {
+        for (unsigned r = 0; r < (unsigned)a.chunks; r++) {
             const double *pr = udnnGpuClusterMap(part, r);
             t1 += pr[0];
             t2 += pr[1];
         }
-        fin = nm_fwd_finish(a, t1, t2, shift, so[N_ST], rank == 0);
+        fin = nm_fwd_finish(a, t1, t2, shift, p.so[N_ST], p.k == 0);
     }
     __syncthreads();
     udnnGpuClusterArrive(); /* this block is done with the others' partials */
-    nm_fwd_write<T, I, V>(a, so, fin, lo, hi, [&](I j, int64_t, C(&v)[V]) {
-#pragma unroll
-        for (int k = 0; k < V; k++) v[k] = udnn_gpu_pack_ld(held[j - lo], k);
-    });
+    nm_fwd_write<T, I, V>(a, p.so, fin, p.lo, p.hi, held_x);
     udnnGpuClusterWait(); /* the others are done with this block's partials */
 }
 #endif
@@ -549,13 +546,13 @@ static bool nm_fwd_cluster_launch(const udnn_gpu_context *c, nm_fwd_args<T> a)
 {
 #if UDNN_GPU_CLUSTERS
     if constexpr (NM_CLUSTER && sizeof(T) < 8 && V * sizeof(T) == 16) {
-        const int64_t items = a.inner.size;
-        unsigned cs = 1;
-        while (cs < NM_CLUSTER_MAX && (size_t)((items + cs - 1) / cs) * 16 > NM_CLUSTER_SHARE)
-            cs *= 2;
-        a.chunk = (items + cs - 1) / cs;
+        unsigned cs;
+        if (!udnn_gpu_cluster_split(a.inner.size, 16, NM_CLUSTER_SHARE, NM_CLUSTER_MAX, &cs,
+                                    &a.chunk) ||
+            a.nsets * cs >= ((int64_t)1 << 31))
+            return false;
+        a.chunks = cs; /* nm_part_of's ranges, one a block of the cluster */
         const size_t shared = (size_t)a.chunk * 16;
-        if (shared > NM_CLUSTER_SHARE || a.nsets * cs >= ((int64_t)1 << 31)) return false;
         static udnn_gpu_cache fits;
         if (!udnn_gpu_cluster_fits(c, nm_fwd_cluster<T, I, V>, NM_MAX_TEAM, NM_CLUSTER_SHARE,
                                    NM_CLUSTER_MAX, &fits))
@@ -564,7 +561,7 @@ static bool nm_fwd_cluster_launch(const udnn_gpu_context *c, nm_fwd_args<T> a)
         while (threads < NM_MAX_TEAM && threads < a.chunk) threads *= 2;
         /* a failed launch is left for udnn_gpu_launched to report */
         udnnGpuLaunchClusters(nm_fwd_cluster<T, I, V>, (unsigned)(a.nsets * cs), threads, shared,
-                              c->stream, cs, a, cs);
+                              c->stream, cs, a);
         return true;
     }
 #endif

@@ -1113,13 +1113,12 @@ static udnnStatus_t sm_launch_cluster(const udnn_gpu_context *c, const sm_rows &
             (uintptr_t)o % 16 != 0 || r.len >= ((int64_t)1 << 30))
             return UDNN_STATUS_NOT_SUPPORTED;
         const int64_t nv = r.len / V;
-        unsigned cs = 1;
-        while (cs < SM_CLUSTER_MAX && (size_t)((nv + cs - 1) / cs) * 16 > SM_CLUSTER_SHARE)
-            cs *= 2;
-        const int64_t chunk = (nv + cs - 1) / cs;
-        const size_t shared = (size_t)chunk * 16;
-        if (shared > SM_CLUSTER_SHARE || r.groups * cs >= ((int64_t)1 << 31))
+        unsigned cs;
+        int64_t chunk;
+        if (!udnn_gpu_cluster_split(nv, 16, SM_CLUSTER_SHARE, SM_CLUSTER_MAX, &cs, &chunk) ||
+            r.groups * cs >= ((int64_t)1 << 31))
             return UDNN_STATUS_NOT_SUPPORTED;
+        const size_t shared = (size_t)chunk * 16;
         static udnn_gpu_cache fits;
         if (!udnn_gpu_cluster_fits(c, sm_cluster_kernel<T, V>, SM_CLUSTER_THREADS,
                                    SM_CLUSTER_SHARE, SM_CLUSTER_MAX, &fits))
