@@ -30,8 +30,6 @@
  * the forward statistics in double, and FLOAT runs the backward dx pass in
  * double (see nm_wide). Each set's statistics are finished in double.
  * Every sum has a fixed order. */
-#include <type_traits>
-
 #include "cuda/kernels.h"
 
 /* ---- types and index spaces ----------------------------------------------------------- */
@@ -294,12 +292,10 @@ __device__ __forceinline__ void nm_fwd_add(double v, double shift, double &s1, d
 /* A set's shifted sums over items lo, lo + tw, ... below hi (the
  * calling thread's share); sums in double for every type: a mean near 0
  * is a small remainder of them, yet saved to the tolerance of FLOAT
- * statistics (HALF and BFLOAT16 data's too). load(j, ox, v) gives item
- * j's x (ox its offset in the set's x), by default from x. */
-template <class T, class I, int V, class L = decltype(nullptr)>
+ * statistics (HALF and BFLOAT16 data's too). */
+template <class T, class I, int V>
 __device__ __forceinline__ void nm_fwd_sums(const nm_fwd_args<T> &a, const T *x, double shift,
-                                            I lo, I hi, double &s1, double &s2,
-                                            L load = nullptr)
+                                            I lo, I hi, double &s1, double &s2)
 {
     typedef typename io<T>::C C;
 #pragma unroll 4
@@ -307,8 +303,7 @@ __device__ __forceinline__ void nm_fwd_sums(const nm_fwd_args<T> &a, const T *x,
         int64_t o[1];
         nm_elem<I, 1, V>(a.inner, j, o);
         C v[V];
-        if constexpr (std::is_same<L, decltype(nullptr)>::value) nm_load<T, V>(x, o[N_X], v);
-        else load(j, o[N_X], v);
+        nm_load<T, V>(x, o[N_X], v);
         for (int k = 0; k < V; k++) nm_fwd_add((double)v[k], shift, s1, s2);
     }
 }
@@ -336,12 +331,10 @@ nm_fwd_finish(const nm_fwd_args<T> &a, double s1, double s2, double shift, int64
     return r;
 }
 
-/* y over items lo, lo + tw, ... below hi of the set at so; load as
- * nm_fwd_sums takes it. */
-template <class T, class I, int V, class L = decltype(nullptr)>
+/* y over items lo, lo + tw, ... below hi of the set at so. */
+template <class T, class I, int V>
 __device__ __forceinline__ void nm_fwd_write(const nm_fwd_args<T> &a, const int64_t (&so)[NM_SLOTS],
-                                             nm_stats<typename io<T>::C> f, I lo, I hi,
-                                             L load = nullptr)
+                                             nm_stats<typename io<T>::C> f, I lo, I hi)
 {
     typedef typename io<T>::C C;
     typedef typename nm_param<T>::P P;
@@ -353,8 +346,7 @@ __device__ __forceinline__ void nm_fwd_write(const nm_fwd_args<T> &a, const int6
         int64_t o[4];
         nm_elem<I, 4, V>(a.inner, j, o);
         C v[V];
-        if constexpr (std::is_same<L, decltype(nullptr)>::value) nm_load<T, V>(x, o[N_X], v);
-        else load(j, o[N_X], v);
+        nm_load<T, V>(x, o[N_X], v);
         for (int k = 0; k < V; k++) {
             const int64_t po = o[N_P] + k * a.pstep;
             v[k] = ((v[k] - f.hi) - f.lo) * f.inv * (C)scale[po];
@@ -466,107 +458,6 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_split(nm_fwd_args<T> a)
     const double shift = a.partial[2 * a.nsets * a.chunks + p.set];
     nm_fwd_write<T, I, V>(a, p.so, nm_fwd_finish(a, s1, s2, shift, p.so[N_ST], p.k == 0), p.lo,
                           p.hi);
-}
-
-/* Few long sets held in a thread-block cluster (NM_CLUSTER, off until
- * measured): where a set's 16-byte items fit the shared memory of up to
- * 16 blocks of NM_CLUSTER_SHARE bytes, block b is block b % cs of set
- * b / cs's cluster and copies its range of a.chunk items into shared
- * memory, sums it as nm_fwd_part does, takes the cluster's partials in
- * rank order from each other's shared memory, and writes its range of y
- * from the held x: one launch and one read of x, where nm_fwd_part and
- * nm_fwd_split read it twice (H100, 64 sets of 256 x 56 x 56 f16: 44% of
- * copy). The softmax probe of the same shape of work (16 blocks of 100
- * KB, a cluster a row) ran at 66% of copy. */
-#ifndef NM_CLUSTER
-#define NM_CLUSTER 0
-#endif
-#ifndef NM_CLUSTER_SHARE
-#define NM_CLUSTER_SHARE ((size_t)100 << 10)
-#endif
-#define NM_CLUSTER_MAX 16
-
-#if UDNN_GPU_CLUSTERS
-template <class T, class I, int V>
-__global__ void __launch_bounds__(NM_MAX_TEAM, 1024 / NM_MAX_TEAM)
-    nm_fwd_cluster(nm_fwd_args<T> a)
-{
-    typedef typename io<T>::C C;
-    typedef udnn_gpu_vec<T> P;
-    extern __shared__ uint4 nm_cluster_held[];
-    __shared__ double red[NM_RED_SLOTS], part[2];
-    __shared__ nm_stats<C> fin;
-    P *held = (P *)nm_cluster_held;
-    /* a.chunks is the cluster's size, so range p.k is the block's rank */
-    const nm_part<I> p = nm_part_of<I>(a, blockIdx.x);
-    const T *x = a.x + p.so[N_X];
-    /* read before the cluster's barrier: in place, rank 0 overwrites it after */
-    const double shift = nm_fwd_shift(a, x);
-    for (I j = p.lo + (I)threadIdx.x; j < p.hi; j += (I)blockDim.x) {
-        int64_t o[1];
-        nm_elem<I, 1, V>(a.inner, j, o);
-        udnnGpuCopyAsync16(held + (j - p.lo), x + o[N_X]);
-    }
-    udnnGpuCopyAsyncWait();
-    const auto held_x = [&](I j, int64_t, C(&v)[V]) {
-#pragma unroll
-        for (int k = 0; k < V; k++) v[k] = udnn_gpu_pack_ld(held[j - p.lo], k);
-    };
-    double s1 = 0.0, s2 = 0.0;
-    nm_fwd_sums<T, I, V>(a, x, shift, p.lo, p.hi, s1, s2, held_x);
-    s1 = nm_team_sum(s1, red);
-    s2 = nm_team_sum(s2, red);
-    if (threadIdx.x == 0) {
-        part[0] = s1;
-        part[1] = s2;
-    }
-    udnnGpuClusterArrive();
-    udnnGpuClusterWait();
-    if (threadIdx.x == 0) {
-        double t1 = 0.0, t2 = 0.0;
-        for (unsigned r = 0; r < (unsigned)a.chunks; r++) {
-            const double *pr = udnnGpuClusterMap(part, r);
-            t1 += pr[0];
-            t2 += pr[1];
-        }
-        fin = nm_fwd_finish(a, t1, t2, shift, p.so[N_ST], p.k == 0);
-    }
-    __syncthreads();
-    udnnGpuClusterArrive(); /* this block is done with the others' partials */
-    nm_fwd_write<T, I, V>(a, p.so, fin, p.lo, p.hi, held_x);
-    udnnGpuClusterWait(); /* the others are done with this block's partials */
-}
-#endif
-
-/* The forward of few long sets by nm_fwd_cluster where it serves (a of
- * the split kernels, 16-byte items of 2- or 4-byte data); false,
- * launching nothing, elsewhere. */
-template <class T, class I, int V>
-static bool nm_fwd_cluster_launch(const udnn_gpu_context *c, nm_fwd_args<T> a)
-{
-#if UDNN_GPU_CLUSTERS
-    if constexpr (NM_CLUSTER && sizeof(T) < 8 && V * sizeof(T) == 16) {
-        unsigned cs;
-        if (!udnn_gpu_cluster_split(a.inner.size, 16, NM_CLUSTER_SHARE, NM_CLUSTER_MAX, &cs,
-                                    &a.chunk) ||
-            a.nsets * cs >= ((int64_t)1 << 31))
-            return false;
-        a.chunks = cs; /* nm_part_of's ranges, one a block of the cluster */
-        const size_t shared = (size_t)a.chunk * 16;
-        static udnn_gpu_cache fits;
-        if (!udnn_gpu_cluster_fits(c, nm_fwd_cluster<T, I, V>, NM_MAX_TEAM, NM_CLUSTER_SHARE,
-                                   NM_CLUSTER_MAX, &fits))
-            return false;
-        unsigned threads = 32; /* a power of two (nm_team_sum) */
-        while (threads < NM_MAX_TEAM && threads < a.chunk) threads *= 2;
-        /* a failed launch is left for udnn_gpu_launched to report */
-        udnnGpuLaunchClusters(nm_fwd_cluster<T, I, V>, (unsigned)(a.nsets * cs), threads, shared,
-                              c->stream, cs, a);
-        return true;
-    }
-#endif
-    (void)c, (void)a;
-    return false;
 }
 
 /* ---- backward: dx ---------------------------------------------------------------------------- */
@@ -1661,7 +1552,6 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
         [&](auto i, auto v, unsigned blocks) {
             typedef decltype(i) I;
             constexpr int V = decltype(v)::value;
-            if (nm_fwd_cluster_launch<T, I, V>(c, a)) return;
             nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             nm_fwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
         },
