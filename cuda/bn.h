@@ -150,15 +150,10 @@ __device__ bn_coef<typename bn_acc<T, true>::A> bn_finish_bwd(const bn_side<T> &
     return k;
 }
 
-/* The element value before blending, for x (and dy). CENTERED (backward):
- * k.d holds dy's mean in the compute type and k.lo what both means' parts
- * below hi and d contribute, a * (dy - d) + b * (x - hi) + lo; dy - d is
- * exact where they are close, so a dy of large mean loses nothing to the
- * cancellation of a * dy with -a * mean, as it would in float. */
-template <class C, bool BWD, bool CENTERED = false>
+/* The element value before blending, for x (and dy). */
+template <class C, bool BWD>
 __device__ __forceinline__ C bn_value(const bn_coef<C> &k, C x, C dy)
 {
-    if (BWD && CENTERED) return k.a * (dy - k.d) + k.b * (x - k.hi) + k.lo;
     const C d = (x - k.hi) - k.lo;
     if (BWD) return k.a * dy + k.b * d + k.d;
     return d * k.a + k.b;
@@ -245,7 +240,7 @@ __device__ __forceinline__ void bn_put(T *p, const udnn_gpu_pack<T, W> &v)
 /* One pack's output at out: each element's bn_value through its
  * channel's coefficients (kc[e], or kc[0] for every element where NK is
  * 1), blended where BLEND (out read first). */
-template <class T, bool BWD, bool BLEND, bool CENTERED = false, int W, int NK, class C>
+template <class T, bool BWD, bool BLEND, int W, int NK, class C>
 __device__ __forceinline__ void bn_store_pack(T *out, const bn_coef<C> (&kc)[NK],
                                               const udnn_gpu_pack<T, W> &xv,
                                               const udnn_gpu_pack<T, W> &gv, C alpha, C beta)
@@ -256,7 +251,7 @@ __device__ __forceinline__ void bn_store_pack(T *out, const bn_coef<C> (&kc)[NK]
 #pragma unroll
     for (int e = 0; e < W; e++) {
         const bn_coef<C> &k = kc[NK == 1 ? 0 : e];
-        const C v = bn_value<C, BWD, CENTERED>(k, (C)udnn_gpu_pack_ld(xv, e),
+        const C v = bn_value<C, BWD>(k, (C)udnn_gpu_pack_ld(xv, e),
                                      BWD ? (C)udnn_gpu_pack_ld(gv, e) : C(0));
         const C old = BLEND ? (C)udnn_gpu_pack_ld(o, e) : C(0);
         o.v[e] = io<T>::st((S)udnn_gpu_blend_if<BLEND>(v, alpha, beta, old));
@@ -362,14 +357,13 @@ template <class T, bool BWD, class A> static void bn_args_from(A &a, const udnn_
 template <class T, int K, bool BWD>
 udnnStatus_t bn_rows_run(const udnn_gpu_context *c, const udnn_bn_problem *p);
 
-/* Training (and, with BN_CLUSTER_BWD, backward) where one channel's data
- * fits in the shared memory of a thread-block cluster (bn_cluster.cu),
- * for bn_flow_run once
- * it has found every tensor dense in one layout and 16-byte aligned, with
- * channels of runs of `run` elements (a whole number of 16-byte loads),
- * `run * F` apart; NOT_SUPPORTED, launching nothing, elsewhere (no
- * clusters, or channels too large). */
-template <class T, int K, bool BWD>
+/* Training where one channel's x fits in the shared memory of a
+ * thread-block cluster (bn_cluster.cu; FLOAT and the 16-bit types), for
+ * bn_flow_run once it has found every tensor dense in one layout and
+ * 16-byte aligned, with channels of runs of `run` elements (a whole number
+ * of 16-byte loads), `run * F` apart; NOT_SUPPORTED, launching nothing,
+ * elsewhere (no clusters, or channels too large). */
+template <class T>
 udnnStatus_t bn_cluster_run(const udnn_gpu_context *c, const udnn_bn_problem *p, int64_t run);
 
 /* Training (K = 2, !BWD) or backward (K = 2 with saved statistics, else

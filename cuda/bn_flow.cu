@@ -767,9 +767,11 @@ udnnStatus_t bn_flow_run(const udnn_gpu_context *c, const udnn_bn_problem *p)
         return bn_flow_go<T, K, BWD, true, 1>(c, a, keep, BN_FLOW_ROWS);
     }
     const int w = aligned && run % V == 0 ? V : 1;
-    if (w > 1 && BN_CLUSTER) {
-        const udnnStatus_t st = bn_cluster_run<T, K, BWD>(c, p, run);
-        if (st != UDNN_STATUS_NOT_SUPPORTED) return st;
+    if constexpr (!BWD && sizeof(T) <= 4) {
+        if (w > 1 && BN_CLUSTER) {
+            const udnnStatus_t st = bn_cluster_run<T>(c, p, run);
+            if (st != UDNN_STATUS_NOT_SUPPORTED) return st;
+        }
     }
     a.run = run;
     a.rstep = F * run;
