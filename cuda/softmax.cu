@@ -1018,13 +1018,16 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
  * written back to 16 bits would round twice). The grid is a cluster per
  * row and no block waits for one outside its cluster, so clusters drift
  * apart (some load while others store), where sm_keep_kernel's team waits
- * on its row through global memory. A standalone probe (H100, 64 x 256 x
- * 56 x 56, clusters of 16 blocks of 512 threads) ran the f16 forward at
- * 1835 GB/s against sm_keep_kernel's 1436 (f32 rows, 3.2 MB, need 200 KB
- * a block and ran slower: 1954 against 2135). Off (SM_CLUSTER 0) until
- * udnn's kernel is measured; 16-bit types only. */
+ * on its row through global memory. H200, against sm_keep_kernel in
+ * separate processes (copy about 3400 GB/s f16): 64 x 256 x 56 x 56 f16
+ * 1606 / 1648 against 1563 / 1532 GB/s, bf16 1586 / 1589 against 1416 /
+ * 1486, log f16 1806 / 1811 against 1573 / 1582. 16-bit types only: f32
+ * rows (3.2 MB) need 200 KB a block, which ran slower in a standalone
+ * probe (H100, 1954 against 2135); rows whose clusters do not fill every
+ * multiprocessor take the other kernels (below). SM_CLUSTER 0 for
+ * comparison. */
 #ifndef SM_CLUSTER
-#define SM_CLUSTER 0
+#define SM_CLUSTER 1
 #endif
 #ifndef SM_CLUSTER_THREADS
 #define SM_CLUSTER_THREADS 512
@@ -1115,7 +1118,11 @@ static udnnStatus_t sm_launch_cluster(const udnn_gpu_context *c, const sm_rows &
         const int64_t nv = r.len / V;
         unsigned cs;
         int64_t chunk;
+        /* a grid that leaves multiprocessors idle loses (H200, 80 rows of
+         * 196 KB f16, two blocks a row: 873 / 830 GB/s against 1047 / 993;
+         * four: 913 / 907 against 1001 / 945) */
         if (!udnn_gpu_cluster_split(nv, 16, SM_CLUSTER_SHARE, SM_CLUSTER_MAX, &cs, &chunk) ||
+            r.groups * cs < (int64_t)c->sm_count * (1024 / SM_CLUSTER_THREADS) ||
             r.groups * cs >= ((int64_t)1 << 31))
             return UDNN_STATUS_NOT_SUPPORTED;
         const size_t shared = (size_t)chunk * 16;

@@ -486,6 +486,42 @@ START_TEST(test_long_rows)
 }
 END_TEST
 
+/* ---- rows held in a thread-block cluster -------------------------------------------------- */
+
+/* 16-bit INSTANCE rows that a GPU with clusters holds in the shared memory
+ * of a cluster a row (forward), where the clusters fill the machine: 140
+ * rows of 60008 elements, 2 blocks a row, and 20 rows of 500008, 16 blocks
+ * a row, each the last block's share shorter than the others'. Types and
+ * algos as test_many_rounds, whose rows are too few for clusters. GPU
+ * backends only. */
+static const int cluster_dims[][4] = {{140, 4, 2, 7501}, {20, 8, 62501, 1}};
+static const struct {
+    udnnDataType_t type;
+    udnnSoftmaxAlgorithm_t algo;
+} cluster_cases[] = {
+    {UDNN_DATA_HALF, UDNN_SOFTMAX_LOG},
+    {UDNN_DATA_BFLOAT16, UDNN_SOFTMAX_ACCURATE},
+    {UDNN_DATA_BFLOAT16, UDNN_SOFTMAX_LOG},
+};
+#define N_CLUSTER_CASES ((int)(sizeof cluster_cases / sizeof *cluster_cases))
+
+START_TEST(test_cluster_rows)
+{
+    tu_seed_fresh();
+    const int algo = algo_index(cluster_cases[_i % N_CLUSTER_CASES].algo);
+    const int *dims = cluster_dims[_i / N_CLUSTER_CASES];
+    char shape[48];
+    snprintf(shape, sizeof shape, "%dx%dx%dx%d", dims[0], dims[1], dims[2], dims[3]);
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
+        if (bk == UDNN_BACKEND_CPU) continue;
+        const udnnDataType_t t = cluster_cases[_i % N_CLUSTER_CASES].type;
+        check_dims(h, bk, algo, MODE_INSTANCE, t, TU_NCHW, 4, dims, shape, 1.0, 0.0, fill_spread);
+        check_dims(h, bk, algo, MODE_INSTANCE, t, TU_NCHW, 4, dims, shape, -1.25, 0.5, fill_spread);
+    }
+}
+END_TEST
+
 /* ---- rows over many rounds --------------------------------------------------------------- */
 
 /* 80 rows of 98304 elements (INSTANCE over 24 x 64 x 64): on a GPU the
@@ -838,6 +874,7 @@ int main(void)
     tcase_add_loop_test(ops, test_in_place, 0, N_ALGOS * N_MODES * N_LAYOUTS + N_IP_LARGE);
     tcase_add_loop_test(ops, test_long_rows, 0, N_ALGOS * N_TYPES * 2);
     tcase_add_loop_test(ops, test_many_rounds, 0, N_ROUND_CASES);
+    tcase_add_loop_test(ops, test_cluster_rows, 0, N_CLUSTER_CASES * 2);
     tcase_add_loop_test(ops, test_finite_differences, 0, N_ALGOS * N_MODES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_peaked_backward, 0, N_LAYOUTS);
     suite_add_tcase(s, ops);
