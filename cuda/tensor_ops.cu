@@ -112,6 +112,8 @@ typedef struct {
 
 enum {
     BCAST_SHARED, /* inner % V == 0: a vector of c shares one b element */
+    BCAST_VECTOR, /* inner == 1, mid % V == 0, b dense along the run and 16-byte aligned: a
+                     vector of c reads one vector of b */
     BCAST_CONTIG, /* inner == 1, mid % V == 0: a vector of c reads V b elements in a row */
     BCAST_SCALAR  /* anything else, or unaligned: one element at a time */
 };
@@ -141,12 +143,16 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
         if (read_out) o = ((const udnn_gpu_vec<T> *)out)[j];
         C bs = C(0);
         int64_t b0 = 0;
+        udnn_gpu_vec<T> bv;
         if (MODE == BCAST_SHARED) bs = io<T>::ld(b[bcast_index(g, (uint64_t)e)]);
         else b0 = bcast_index(g, (uint64_t)e);
+        if (MODE == BCAST_VECTOR) bv = ((const udnn_gpu_vec<T> *)b)[b0 / V];
         for (int k = 0; k < V; k++) {
             C x[NF + 1];
             for (int t = 0; t < NF; t++) x[t] = io<T>::ld(a[t].v[k]);
-            x[NF] = MODE == BCAST_SHARED ? bs : io<T>::ld(b[b0 + k * g.stride]);
+            if (MODE == BCAST_SHARED) x[NF] = bs;
+            else if (MODE == BCAST_VECTOR) x[NF] = io<T>::ld(bv.v[k]);
+            else x[NF] = io<T>::ld(b[b0 + k * g.stride]);
             o.v[k] = io<T>::st(f(x, read_out ? io<T>::ld(o.v[k]) : C(0)));
         }
         ((udnn_gpu_vec<T> *)out)[j] = o;
@@ -180,6 +186,10 @@ static udnnStatus_t launch_bcast(const udnn_gpu_context *c, const udnn_tensor *c
     const unsigned grid = udnn_gpu_grid(c, vec ? g.n / V + 1 : g.n);
     if (vec && r->inner % V == 0)
         bcast_map<T, NF, BCAST_SHARED, F>
+            <<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(g, in, out, f, read_out);
+    else if (vec && r->inner == 1 && r->mid % V == 0 && r->stride == 1 &&
+             udnn_gpu_aligned16(in.p[NF]))
+        bcast_map<T, NF, BCAST_VECTOR, F>
             <<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(g, in, out, f, read_out);
     else if (vec && r->inner == 1 && r->mid % V == 0)
         bcast_map<T, NF, BCAST_CONTIG, F>
