@@ -325,8 +325,14 @@ template <class T> struct alignas(sizeof(T) == 8 ? 16 : 4 * sizeof(T)) pool_vt {
 
 /* The fast kernels' launch bounds: at most 128 registers, so that two
  * blocks (512 threads) or more stay resident on a multiprocessor; each
- * thread has a whole window's loads in flight. */
-#define POOL_FAST __global__ void __launch_bounds__(UDNN_GPU_BLOCK, 2)
+ * thread has a whole window's loads in flight. POOL_FAST_MINB, for
+ * comparison: on the H200 the max pool 2 x 2 backward (pool_row_cell, 101
+ * registers) and the NHWC average (pool_chan_fwd, 112) ran with a quarter
+ * of a multiprocessor's warps and 57% / 72% of DRAM's peak (ncu). */
+#ifndef POOL_FAST_MINB
+#define POOL_FAST_MINB 2
+#endif
+#define POOL_FAST __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_FAST_MINB)
 
 /* s / d for the averages (d a small whole number): float by __fdividef
  * (within 2 ulp; no slow path to call, and save registers around), double
