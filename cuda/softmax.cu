@@ -1037,6 +1037,22 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
 #endif
 #define SM_CLUSTER_MAX 16
 
+/* exp(d), d <= 0, for sm_cluster_kernel's 16-bit rows. SM_CLUSTER_EXP2 (a
+ * candidate, off until measured): the hardware base-2 exponential of d
+ * log2(e), 2 ulp, and the product's rounding |d| 2^-24 relative, 1e-6 where
+ * |d| < 16 (terms below that are under 2^-23 of the row's largest), where
+ * the 16-bit outputs round to 2^-11 and 2^-8 themselves; exp's range
+ * reduction is most of the kernel's instructions per element (H200: 66% of
+ * issue slots busy, DRAM 32% of its peak, ncu). */
+#ifndef SM_CLUSTER_EXP2
+#define SM_CLUSTER_EXP2 0
+#endif
+template <class C> __device__ __forceinline__ C sm_cluster_exp(C d)
+{
+    if constexpr (SM_CLUSTER_EXP2) return exp2f(d * 1.44269504f);
+    else return exp(d);
+}
+
 #if UDNN_GPU_CLUSTERS
 /* Block b is block b % cs of row b / cs's cluster, holding the row's
  * vectors [rank chunk, (rank + 1) chunk) of nv (rows uniform, whole
@@ -1062,17 +1078,21 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1024 / SM_CLUSTER_THREADS)
     C mt = C(0);
     if (f.shift) {
         mt = -C(INFINITY);
-        for (int i = t; i < n; i += B)
+        for (int i = t; i < n; i += B) {
+            const P h = held[i];
 #pragma unroll
-            for (int e = 0; e < V; e++) mt = fmax(mt, (C)udnn_gpu_pack_ld(held[i], e));
+            for (int e = 0; e < V; e++) mt = fmax(mt, (C)udnn_gpu_pack_ld(h, e));
+        }
     }
     const C sh = mt == -C(INFINITY) ? C(0) : mt;
     sm_acc<C> acc;
     acc.m = mt;
     acc.s = C(0);
-    for (int i = t; i < n; i += B)
+    for (int i = t; i < n; i += B) {
+        const P h = held[i];
 #pragma unroll
-        for (int e = 0; e < V; e++) acc.s += exp((C)udnn_gpu_pack_ld(held[i], e) - sh);
+        for (int e = 0; e < V; e++) acc.s += sm_cluster_exp((C)udnn_gpu_pack_ld(h, e) - sh);
+    }
     acc = sm_block_reduce<T, true>(acc, slots);
     if (t == 0) part = acc;
     udnnGpuClusterArrive();
@@ -1090,11 +1110,12 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1024 / SM_CLUSTER_THREADS)
     /* y = exp(x - max) / sum from exp(x - shift): one division a thread */
     const C log_s = f.log ? log(r.s) : C(0), k = f.log ? C(0) : exp(mt - r.m) / r.s;
     for (int i = t; i < n; i += B) {
+        const P h = held[i];
         C y[V];
 #pragma unroll
         for (int e = 0; e < V; e++) {
-            const C v = (C)udnn_gpu_pack_ld(held[i], e);
-            y[e] = f.log ? (v - r.m) - log_s : exp(v - sh) * k;
+            const C v = (C)udnn_gpu_pack_ld(h, e);
+            y[e] = f.log ? (v - r.m) - log_s : sm_cluster_exp(v - sh) * k;
         }
         udnn_gpu_blend_store_pack<T, V>(out + base + (int64_t)i * V, y, f.alpha, f.beta);
     }
