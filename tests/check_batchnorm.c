@@ -35,12 +35,20 @@ static const int shapes[][6] = {
      * row; on an H100 each thread holds some of its rows in registers and
      * shared memory and reads the rest twice. */
     {4, 32, 24, 128, 128, 0}, {4, 32, 64, 80, 80, 0},
+    /* clusters (test_cluster_channels, NCHW, GPU backends): channels of
+     * 262144 and 524288 members, 1 MB and 2 MB in FLOAT, 512 KB and 1 MB in
+     * HALF: on a GPU with thread-block clusters (bn_cluster.cu) FLOAT's 1
+     * MB and HALF's 1 MB take clusters of 512-thread blocks, HALF's 512 KB
+     * clusters of 256-thread blocks, FLOAT's 2 MB bn_keep */
+    {4, 4, 2, 256, 256, 0}, {4, 8, 2, 256, 256, 0},
 };
 #define N_ALL_SHAPES ((int)(sizeof shapes / sizeof *shapes))
 #define N_LARGE 2
 #define N_ROWS 2
-#define FIRST_LARGE (N_ALL_SHAPES - N_ROWS - N_LARGE)
-#define FIRST_ROWS (N_ALL_SHAPES - N_ROWS)
+#define N_CLUSTER 2
+#define FIRST_CLUSTER (N_ALL_SHAPES - N_CLUSTER)
+#define FIRST_ROWS (FIRST_CLUSTER - N_ROWS)
+#define FIRST_LARGE (FIRST_ROWS - N_LARGE)
 #define N_SHAPES FIRST_LARGE /* the small ones every test loops over */
 
 static const double eps_default = 1e-3;
@@ -512,11 +520,28 @@ START_TEST(test_rows)
     TU_FOR_EACH_BACKEND(h, bk)
     {
         if (bk != UDNN_BACKEND_CPU)
-            for (int s = FIRST_ROWS; s < N_ALL_SHAPES; s++) {
+            for (int s = FIRST_ROWS; s < FIRST_CLUSTER; s++) {
                 check_training(h, bk, 1, t, TU_NHWC, s, blended ? -1.25 : 1.0,
                                blended ? 0.5 : 0.0);
                 check_backward(h, bk, 1, t, TU_NHWC, s, blended ? mixed : plain);
             }
+    }
+}
+END_TEST
+
+/* Training on the clusters shapes, NCHW, SPATIAL, FLOAT and HALF, plain
+ * and blended; on GPU backends only, as test_rows. */
+START_TEST(test_cluster_channels)
+{
+    tu_seed_fresh();
+    const udnnDataType_t t = _i % 2 ? UDNN_DATA_HALF : UDNN_DATA_FLOAT;
+    const int blended = _i / 2;
+    TU_FOR_EACH_BACKEND(h, bk)
+    {
+        if (bk != UDNN_BACKEND_CPU)
+            for (int s = FIRST_CLUSTER; s < N_ALL_SHAPES; s++)
+                check_training(h, bk, 1, t, TU_NCHW, s, blended ? -1.25 : 1.0,
+                               blended ? 0.5 : 0.0);
     }
 }
 END_TEST
@@ -1361,6 +1386,7 @@ int main(void)
     tcase_add_loop_test(ops, test_finite_differences, 0, N_MODES * N_LAYOUTS);
     tcase_add_loop_test(ops, test_large, 0, 12);
     tcase_add_loop_test(ops, test_rows, 0, 4);
+    tcase_add_loop_test(ops, test_cluster_channels, 0, 4);
     tcase_add_test(ops, test_dy_offset);
     suite_add_tcase(s, ops);
 
