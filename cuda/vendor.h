@@ -146,6 +146,23 @@ __device__ __forceinline__ void udnnGpuCopyAsyncWaitPrior(void)
 #endif
 }
 
+/* The hardware's base-2 exponential and logarithm (2 ulp), subnormal
+ * arguments and results flushed to 0, so without the instructions that
+ * scale them around the approximation: for callers whose values stay in
+ * float's normal range. */
+__device__ __forceinline__ float udnnGpuExp2Ftz(float x)
+{
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+__device__ __forceinline__ float udnnGpuLog2Ftz(float x)
+{
+    float r;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+
 /* Thread-block clusters (sm_90 and later): blocks of a cluster run at
  * once on nearby multiprocessors and read each other's shared memory.
  * UDNN_GPU_CLUSTERS says the runtime has them; a kernel that uses them
