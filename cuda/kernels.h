@@ -258,6 +258,11 @@ template <class C> __device__ C udnn_gpu_block_sum(C v, C *smem)
  * threads on any warp size (>= 16). */
 #define UDNN_GPU_BLOCK_SUM_SLOTS (UDNN_GPU_BLOCK / 16)
 
+/* A block whose threads are a multiple of this is whole warps on any
+ * device (warps of 32 threads on NVIDIA's, wavefronts of up to 64 on
+ * AMD's), as the warp reductions need. */
+#define UDNN_GPU_WHOLE_WARPS 64
+
 /* ---- launching ------------------------------------------------------------------- */
 
 #define UDNN_GPU_GRID_STRIDE_LOOP(i, n)                                                      \

@@ -1151,7 +1151,7 @@ static udnnStatus_t sm_launch_cluster(const udnn_gpu_context *c, const sm_rows &
         if (!udnn_gpu_cluster_fits(c, sm_cluster_kernel<T, V>, SM_CLUSTER_THREADS,
                                    SM_CLUSTER_SHARE, SM_CLUSTER_MAX, &fits))
             return UDNN_STATUS_NOT_SUPPORTED;
-        unsigned threads = 32; /* a power of two (sm_block_reduce) */
+        unsigned threads = UDNN_GPU_WHOLE_WARPS; /* a power of two (sm_block_reduce) */
         while (threads < SM_CLUSTER_THREADS && threads < chunk) threads *= 2;
         const udnnGpuError_t e = udnnGpuLaunchClusters(
             sm_cluster_kernel<T, V>, (unsigned)(r.groups * cs), threads, shared, c->stream, cs, r,
