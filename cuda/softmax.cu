@@ -1096,7 +1096,8 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1024 / SM_CLUSTER_THREADS)
     for (int i = t; i < n; i += B) {
         const P h = held[i];
 #pragma unroll
-        for (int e = 0; e < V; e++) acc.s += sm_exp<SM_CLUSTER_EXP2>((C)udnn_gpu_pack_ld(h, e) - sh);
+        for (int e = 0; e < V; e++)
+            acc.s += sm_exp<SM_CLUSTER_EXP2>((C)udnn_gpu_pack_ld(h, e) - sh);
     }
     acc = sm_block_reduce<T, true>(acc, slots);
     if (t == 0) part = acc;
@@ -1286,7 +1287,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, sizeof(T) == 8 ? 2 : 4)
                 if (pv && ty + k * rows < c)
 #pragma unroll
                     for (int i = 0; i < V; i++) {
-                        /* FAST algo: no max taken, d = x */
+                        /* the FAST algo takes no max: d = x, up to 88, keeps exp */
                         const C d = x0[k][i] - m[i];
                         const C e = SM_COLS_EXP2 && f.shift ? sm_exp<SM_COLS_EXP2>(d) : exp(d);
                         s[i] += e;
