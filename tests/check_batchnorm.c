@@ -253,6 +253,29 @@ static void set_all(tu_tensor *t, const double *v)
     tu_upload(t);
 }
 
+/* The CPU's expectations of one problem: an output of x's size (dx or y),
+ * the batch statistics (mean, var, inv), dscale and dbias. */
+typedef struct {
+    double *ref, *mean, *var, *inv, *ds, *db;
+} bn_want;
+
+static bn_want bn_want_alloc(const bn_set *b)
+{
+    bn_want w = {values(b->x.count), values(b->features), values(b->features),
+                 values(b->features), values(b->features), values(b->features)};
+    return w;
+}
+
+static void bn_want_free(bn_want *w)
+{
+    free(w->ref);
+    free(w->mean);
+    free(w->var);
+    free(w->inv);
+    free(w->ds);
+    free(w->db);
+}
+
 /* The batch's statistics of x into mean, var and inv; where saved, also
  * into save_mean and save_inv, with mean and inv then rounded to the
  * statistics type, as the backward reads them. */
@@ -297,8 +320,7 @@ static void check_training(udnnHandle_t h, udnnBackend_t be, int mode, udnnDataT
         const int with_running = call < 2, with_save = call != 1;
         fill_inputs(&b);
         if (beta == 0.0) tu_buf_poison(&b.y.buf);
-        expect_stats(&b, mean, var);
-        for (int64_t f = 0; f < b.features; f++) inv[f] = 1.0 / sqrt(var[f] + eps_default);
+        batch_stats(&b, mean, var, inv, 0);
         expect_y(&b, mean, inv, ref);
         tu_blend_drawn(ref, alpha, beta, &b.y);
         tu_ok(run_train(&b, alpha, beta, factor, eps_default, with_running, with_save));
@@ -417,26 +439,17 @@ static void check_backward(udnnHandle_t h, udnnBackend_t be, int mode, udnnDataT
     bn_set b;
     bn_set_init(&b, h, bn_modes[mode], t, l, shapes[s][0], &shapes[s][1]);
     fill_inputs(&b);
-    double *ref = values(b.x.count), *mean = values(b.features), *var = values(b.features);
-    double *inv = values(b.features), *ds = values(b.features), *db = values(b.features);
-    expect_stats(&b, mean, var);
-    for (int64_t f = 0; f < b.features; f++) inv[f] = 1.0 / sqrt(var[f] + eps_default);
+    bn_want w = bn_want_alloc(&b);
     char what[160];
     for (int with_saved = 1; with_saved >= 0; with_saved--) {
         if (!with_saved && b.members < 2) break;
-        if (with_saved) {
-            if (b.members < 2) {
-                tu_fill_uniform(&b.save_mean, -1.0, 1.0);
-                tu_fill_uniform(&b.save_inv, 0.5, 2.0);
-            } else {
-                set_all(&b.save_mean, mean);
-                set_all(&b.save_inv, inv);
-            }
-            tu_values(&b.save_mean, mean);
-            tu_values(&b.save_inv, inv);
+        if (with_saved && b.members < 2) { /* no batch statistics: any saved ones serve */
+            tu_fill_uniform(&b.save_mean, -1.0, 1.0);
+            tu_fill_uniform(&b.save_inv, 0.5, 2.0);
+            tu_values(&b.save_mean, w.mean);
+            tu_values(&b.save_inv, w.inv);
         } else {
-            expect_stats(&b, mean, var);
-            for (int64_t f = 0; f < b.features; f++) inv[f] = 1.0 / sqrt(var[f] + eps_default);
+            batch_stats(&b, w.mean, w.var, w.inv, with_saved);
         }
         /* with beta 0 the outputs stay poisoned; else tu_blend_drawn draws
          * them (dscale and dbias have one element where C is 1) */
@@ -450,26 +463,21 @@ static void check_backward(udnnHandle_t h, udnnBackend_t be, int mode, udnnDataT
         enum { MAX_DRAWS = 16 };
         const double max_cancellation = 32.0 * sqrt((double)(b.members > 1 ? b.members : 1));
         for (int draw = 1;
-             grads_cancellation(&b, mean, inv) > max_cancellation && draw < MAX_DRAWS; draw++)
+             grads_cancellation(&b, w.mean, w.inv) > max_cancellation && draw < MAX_DRAWS; draw++)
             tu_fill_uniform(&b.dy, -1.0, 1.0);
-        expect_grads(&b, mean, inv, ref, ds, db);
-        tu_blend_drawn(ref, sc[0], sc[1], &b.dx);
-        tu_blend_drawn(ds, sc[2], sc[3], &b.dscale);
-        tu_blend_drawn(db, sc[2], sc[3], &b.dbias);
+        expect_grads(&b, w.mean, w.inv, w.ref, w.ds, w.db);
+        tu_blend_drawn(w.ref, sc[0], sc[1], &b.dx);
+        tu_blend_drawn(w.ds, sc[2], sc[3], &b.dscale);
+        tu_blend_drawn(w.db, sc[2], sc[3], &b.dbias);
         tu_ok(run_bwd(&b, sc, eps_default, with_saved));
         describe(what, sizeof what, be, mode, t, l, s, with_saved ? "dx (saved)" : "dx");
-        tu_check_tensor(&b.dx, ref, what);
+        tu_check_tensor(&b.dx, w.ref, what);
         describe(what, sizeof what, be, mode, t, l, s, with_saved ? "dscale (saved)" : "dscale");
-        tu_check_tensor(&b.dscale, ds, what);
+        tu_check_tensor(&b.dscale, w.ds, what);
         describe(what, sizeof what, be, mode, t, l, s, with_saved ? "dbias (saved)" : "dbias");
-        tu_check_tensor(&b.dbias, db, what);
+        tu_check_tensor(&b.dbias, w.db, what);
     }
-    free(ref);
-    free(mean);
-    free(var);
-    free(inv);
-    free(ds);
-    free(db);
+    bn_want_free(&w);
     bn_set_free(&b);
 }
 
@@ -567,30 +575,24 @@ START_TEST(test_dy_offset)
         bn_set_init(&b, h, bn_modes[mode], UDNN_DATA_FLOAT, TU_NCHW, 4, dims);
         fill_inputs(&b);
         tu_fill_uniform(&b.dy, 1.999, 2.001);
-        double *ref = values(b.x.count), *mean = values(b.features), *var = values(b.features);
-        double *inv = values(b.features), *ds = values(b.features), *db = values(b.features);
+        bn_want w = bn_want_alloc(&b);
         char what[160];
         for (int with_saved = 1; with_saved >= 0; with_saved--) {
-            batch_stats(&b, mean, var, inv, with_saved);
+            batch_stats(&b, w.mean, w.var, w.inv, with_saved);
             tu_buf_poison(&b.dx.buf);
             tu_buf_poison(&b.dscale.buf);
             tu_buf_poison(&b.dbias.buf);
-            expect_grads(&b, mean, inv, ref, ds, db);
+            expect_grads(&b, w.mean, w.inv, w.ref, w.ds, w.db);
             tu_ok(run_bwd(&b, plain, eps_default, with_saved));
             const char *how[3] = {"dy offset, dx", "dy offset, dscale", "dy offset, dbias"};
             tu_tensor *out[3] = {&b.dx, &b.dscale, &b.dbias};
-            const double *want[3] = {ref, ds, db};
+            const double *want[3] = {w.ref, w.ds, w.db};
             for (int k = 0; k < 3; k++) {
                 describe(what, sizeof what, bk, mode, UDNN_DATA_FLOAT, TU_NCHW, -1, how[k]);
                 tu_check_tensor(out[k], want[k], what);
             }
         }
-        free(ref);
-        free(mean);
-        free(var);
-        free(inv);
-        free(ds);
-        free(db);
+        bn_want_free(&w);
         bn_set_free(&b);
     }
 }
@@ -818,8 +820,7 @@ static void check_in_place(udnnHandle_t h, udnnBackend_t be, int mode, udnnDataT
     fill_inputs(&b);
     tu_fill_uniform(&b.mean, -1.0, 1.0);
     tu_fill_uniform(&b.var, 0.25, 2.0);
-    double *ref = values(b.x.count), *mean = values(b.features), *var = values(b.features);
-    double *inv = values(b.features), *ds = values(b.features), *db = values(b.features);
+    bn_want w = bn_want_alloc(&b);
     tu_scalar one = tu_scalar_of(t, 1.0), zero = tu_scalar_of(t, 0.0);
     char what[160];
 
@@ -829,13 +830,13 @@ static void check_in_place(udnnHandle_t h, udnnBackend_t be, int mode, udnnDataT
             tu_fill_uniform(&b.x, -1.0, 3.0);
             tu_fill_uniform(&b.dy, -1.0, 1.0);
         }
-        batch_stats(&b, mean, var, inv, saved);
+        batch_stats(&b, w.mean, w.var, w.inv, saved);
         void *sm = saved ? ptr(&b.save_mean) : NULL, *si = saved ? ptr(&b.save_inv) : NULL;
         /* dx over dy, then over x from fresh dy */
         for (int v = 0; v < 2; v++) {
             tu_tensor *out = v == 0 ? &b.dy : &b.x;
             if (v == 1) tu_fill_uniform(&b.dy, -1.0, 1.0);
-            expect_grads(&b, mean, inv, ref, ds, db);
+            expect_grads(&b, w.mean, w.inv, w.ref, w.ds, w.db);
             tu_ok(udnnBatchNormalizationBackward(h, b.mode, &one, &zero, &one, &zero, b.x.desc,
                                                  ptr(&b.x), b.dy.desc, ptr(&b.dy), out->desc,
                                                  ptr(out), b.scale.desc, ptr(&b.scale),
@@ -845,41 +846,35 @@ static void check_in_place(udnnHandle_t h, udnnBackend_t be, int mode, udnnDataT
             snprintf(how, sizeof how, "in place, dx over %s%s", v == 0 ? "dy" : "x",
                      saved ? " (saved)" : "");
             describe(what, sizeof what, be, mode, t, l, s, how);
-            tu_check_tensor(out, ref, what);
+            tu_check_tensor(out, w.ref, what);
         }
     }
 
     tu_fill_uniform(&b.x, -1.0, 3.0);
     for (int64_t f = 0; f < b.features; f++) {
-        mean[f] = tu_get(&b.mean, f);
-        inv[f] = 1.0 / sqrt(tu_get(&b.var, f) + eps_default);
+        w.mean[f] = tu_get(&b.mean, f);
+        w.inv[f] = 1.0 / sqrt(tu_get(&b.var, f) + eps_default);
     }
-    expect_y(&b, mean, inv, ref);
+    expect_y(&b, w.mean, w.inv, w.ref);
     tu_ok(udnnBatchNormalizationForwardInference(
         h, b.mode, &one, &zero, b.x.desc, ptr(&b.x), b.x.desc, ptr(&b.x), b.scale.desc,
         ptr(&b.scale), ptr(&b.bias), ptr(&b.mean), ptr(&b.var), eps_default));
     describe(what, sizeof what, be, mode, t, l, s, "in place, inference y over x");
-    tu_check_tensor(&b.x, ref, what);
+    tu_check_tensor(&b.x, w.ref, what);
 
     tu_fill_uniform(&b.x, -1.0, 3.0);
-    expect_stats(&b, mean, var);
-    for (int64_t f = 0; f < b.features; f++) inv[f] = 1.0 / sqrt(var[f] + eps_default);
-    expect_y(&b, mean, inv, ref);
+    batch_stats(&b, w.mean, w.var, w.inv, 0);
+    expect_y(&b, w.mean, w.inv, w.ref);
     tu_ok(udnnBatchNormalizationForwardTraining(
         h, b.mode, &one, &zero, b.x.desc, ptr(&b.x), b.x.desc, ptr(&b.x), b.scale.desc,
         ptr(&b.scale), ptr(&b.bias), 0.5, ptr(&b.mean), ptr(&b.var), eps_default,
         ptr(&b.save_mean), ptr(&b.save_inv)));
     describe(what, sizeof what, be, mode, t, l, s, "in place, training y over x");
-    tu_check_tensor(&b.x, ref, what);
+    tu_check_tensor(&b.x, w.ref, what);
     describe(what, sizeof what, be, mode, t, l, s, "in place, training saved mean");
-    tu_check_tensor(&b.save_mean, mean, what);
+    tu_check_tensor(&b.save_mean, w.mean, what);
 
-    free(ref);
-    free(mean);
-    free(var);
-    free(inv);
-    free(ds);
-    free(db);
+    bn_want_free(&w);
     bn_set_free(&b);
 }
 
