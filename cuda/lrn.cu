@@ -79,28 +79,24 @@ template <class C> struct lrn_cfg {
  *   gives 0, as the log does, not 0 * inf. */
 enum { LRN_POW_ANY, LRN_POW_3_4 };
 
-/* LRN_POW16_FTZ (a candidate, off until measured): the 16-bit types' power
- * by the flushing approximations (udnnGpuExp2Ftz, udnnGpuLog2Ftz), without
- * the 6 instructions an element that scale subnormals around them; the
- * 16-bit forward is bound by its instructions (H200, f16 64 x 256 x 56 x
- * 56: 69% of issue slots busy, DRAM 57% of its peak, ncu). It changes an
- * output only where s^-beta < 2^-126, which needs s > 2^126 and beta near
- * 1 or more: HALF's outputs there are 0 either way (x < 2^16); BFLOAT16's
- * are below 2^-54, and become 0. */
-#ifndef LRN_POW16_FTZ
-#define LRN_POW16_FTZ 0
-#endif
-
+/* The 16-bit types' power by the flushing approximations (udnnGpuExp2Ftz,
+ * udnnGpuLog2Ftz), without the 6 instructions an element that scale
+ * subnormals around them: the 16-bit forward is bound by its instructions
+ * (H200, f16 64 x 256 x 56 x 56: 69% of issue slots busy, DRAM 57% of its
+ * peak, ncu). H200, in one run against exp2f / __log2f, two passes: f16
+ * forward 2745 / 2660 GB/s against 2456 / 2582, backward 2781 / 2781
+ * against 2679 / 2740, bf16 forward 2719 / 2708 against 2589 / 2552. It
+ * changes an output only where s^-beta < 2^-126, which needs s > 2^126 and
+ * beta near 1 or more: HALF's outputs there are 0 either way (x < 2^16);
+ * BFLOAT16's are below 2^-54, and become 0. */
 template <class T, int PK>
 __device__ __forceinline__ typename io<T>::C lrn_pow_neg(typename io<T>::C s,
                                                          typename io<T>::C beta)
 {
     if constexpr (sizeof(T) == 8) {
         return pow(s, -beta);
-    } else if constexpr (sizeof(T) == 2 && LRN_POW16_FTZ) {
-        return udnnGpuExp2Ftz(-beta * udnnGpuLog2Ftz(s));
     } else if constexpr (sizeof(T) == 2) {
-        return exp2f(-beta * __log2f(s));
+        return udnnGpuExp2Ftz(-beta * udnnGpuLog2Ftz(s));
     } else if constexpr (PK == LRN_POW_3_4) {
         const float r = rsqrtf(s);
         return r * (r * rsqrtf(fmaxf(r, 0x1p-64f)));

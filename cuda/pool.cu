@@ -325,14 +325,24 @@ template <class T> struct alignas(sizeof(T) == 8 ? 16 : 4 * sizeof(T)) pool_vt {
 
 /* The fast kernels' launch bounds: at most 128 registers, so that two
  * blocks (512 threads) or more stay resident on a multiprocessor; each
- * thread has a whole window's loads in flight. POOL_FAST_MINB, for
- * comparison: on the H200 the max pool 2 x 2 backward (pool_row_cell, 101
- * registers) and the NHWC average (pool_chan_fwd, 112) ran with a quarter
- * of a multiprocessor's warps and 57% / 72% of DRAM's peak (ncu). */
-#ifndef POOL_FAST_MINB
-#define POOL_FAST_MINB 2
-#endif
-#define POOL_FAST __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_FAST_MINB)
+ * thread has a whole window's loads in flight. POOL_LEAN_IF, at most 80,
+ * three blocks, where that was measured to gain: the H200 starved
+ * pool_row_cell and pool_chan_fwd of warps (ncu: a quarter of a
+ * multiprocessor's, 57% / 72% of DRAM's peak, at 101 and 112 registers).
+ * H200, 64 x 256 x 56 x 56, in one run against two blocks, two passes (GB/s):
+ *   max 2 x 2 backward f32 (pool_row_cell)   3259 / 3220 against 2825 / 2958
+ *   max 3 x 3 NHWC forward f16 (pool_chan_fwd) 1937 / 1877 against 1642 / 1616
+ *   avg 3 x 3 NHWC forward f16                2051 / 2064 against 1722 / 1708
+ *   max 3 x 3 NHWC forward bf16               1706 / 1744 against 1666 / 1660
+ *   max 3 x 3 NHWC forward f32                2621 / 2596 against 3337 / 3275
+ *   avg 3 x 3 NHWC forward f32                2914 / 3105 against 2988 / 3059
+ * so pool_chan_fwd is lean for 16-bit types only (their max spills 40 to
+ * 112 bytes at 80 registers, f32's 104 and loses), and not for the argmax
+ * (176 bytes, not measured). The other fast kernels lost a little at three
+ * blocks (max 2 x 2 forward f16 2757 / 2657 against 2810 / 2865), and
+ * pool_chan_fwd lost 30% at four (64 registers). */
+#define POOL_FAST __global__ void __launch_bounds__(UDNN_GPU_BLOCK, 2)
+#define POOL_LEAN_IF(LEAN) __global__ void __launch_bounds__(UDNN_GPU_BLOCK, (LEAN) ? 3 : 2)
 
 /* s / d for the averages (d a small whole number): float by __fdividef
  * (within 2 ulp; no slow path to call, and save registers around), double
@@ -646,9 +656,9 @@ POOL_FAST pool_row_gather_kernel(pool_args a, const T *__restrict__ dy,
  * the last output also the column an odd width leaves). MODE POOL_MAX or
  * POOL_AVG. */
 template <class T, int MODE>
-POOL_FAST pool_row_cell_kernel(pool_args a, const T *__restrict__ x, const T *__restrict__ dy,
-                               T *__restrict__ dx, typename io<T>::C alpha,
-                               typename io<T>::C beta)
+POOL_LEAN_IF(true)
+pool_row_cell_kernel(pool_args a, const T *__restrict__ x, const T *__restrict__ dy,
+                     T *__restrict__ dx, typename io<T>::C alpha, typename io<T>::C beta)
 {
     typedef typename io<T>::C C;
     typedef pool_vt<T> VT;
@@ -909,9 +919,9 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
  * load once, and twice the loads are in flight), or 0: P = 1. MODE as the
  * row kernel's (POOL_ARG: V bytes per item at y's position * C + c). */
 template <class T, int KW, int SW, int MODE>
-POOL_FAST pool_chan_fwd_kernel(pool_args a, const T *__restrict__ x, T *__restrict__ y,
-                               uint8_t *__restrict__ arg, typename io<T>::C alpha,
-                               typename io<T>::C beta)
+POOL_LEAN_IF(sizeof(T) == 2 && MODE != POOL_ARG)
+pool_chan_fwd_kernel(pool_args a, const T *__restrict__ x, T *__restrict__ y,
+                     uint8_t *__restrict__ arg, typename io<T>::C alpha, typename io<T>::C beta)
 {
     typedef typename io<T>::C C;
     typedef pool_vt<T> VT;

@@ -1037,24 +1037,21 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
 #endif
 #define SM_CLUSTER_MAX 16
 
-/* exp(d) for d <= 0 (x less the max, or a shift at most the max); with
- * FAST and a float compute type, the hardware base-2 exponential of d
- * log2(e): 2 ulp, and the product's rounding |d| 2^-24 relative, 1e-6
- * where |d| < 16 (terms below that are under 2^-23 of the largest), about
- * 5 instructions an element where exp's range reduction takes 12. For
- * comparison, off until measured: SM_CLUSTER_EXP2 in sm_cluster_kernel's
- * 16-bit rows (H200, ncu: 66% of issue slots busy, DRAM 32% of its peak on
- * 64 x 256 x 56 x 56 f16), SM_COLS_EXP2 in sm_cols_reg_kernel's forward
- * (CHANNEL f32 NCHW: 71% of issue slots, DRAM 68%). */
-#ifndef SM_CLUSTER_EXP2
-#define SM_CLUSTER_EXP2 0
-#endif
-#ifndef SM_COLS_EXP2
-#define SM_COLS_EXP2 0
-#endif
-template <bool FAST, class C> __device__ __forceinline__ C sm_exp(C d)
+/* exp(d), d <= 0, for sm_cluster_kernel's 16-bit rows: the hardware
+ * base-2 exponential of d log2(e), 2 ulp, and the product's rounding |d|
+ * 2^-24 relative, 1e-6 where |d| < 16 (terms below that are under 2^-23 of
+ * the row's largest), where the 16-bit outputs round to 2^-11 and 2^-8
+ * themselves. About 5 instructions an element where exp's range reduction
+ * takes 12, and the kernel is bound by its instructions (H200, ncu: 66% of
+ * issue slots busy, DRAM 32% of its peak, 64 x 256 x 56 x 56 f16). H200, in
+ * one run against exp, two passes: f16 1801 / 1791 GB/s against 1597 /
+ * 1631, bf16 1729 / 1729 against 1606 / 1599, log f16 1870 / 1874 against
+ * 1810 / 1761. The same in sm_cols_reg_kernel's forward sums (CHANNEL f32
+ * NCHW, 71% of issue slots busy) ran 3133 / 3039 against 3074 / 3091: no
+ * gain, not kept. */
+template <class C> __device__ __forceinline__ C sm_cluster_exp(C d)
 {
-    if constexpr (FAST && sizeof(C) == 4) return exp2f(d * 1.44269504f);
+    if constexpr (sizeof(C) == 4) return exp2f(d * 1.44269504f);
     else return exp(d);
 }
 
@@ -1097,7 +1094,7 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1024 / SM_CLUSTER_THREADS)
         const P h = held[i];
 #pragma unroll
         for (int e = 0; e < V; e++)
-            acc.s += sm_exp<SM_CLUSTER_EXP2>((C)udnn_gpu_pack_ld(h, e) - sh);
+            acc.s += sm_cluster_exp((C)udnn_gpu_pack_ld(h, e) - sh);
     }
     acc = sm_block_reduce<T, true>(acc, slots);
     if (t == 0) part = acc;
@@ -1121,7 +1118,7 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1024 / SM_CLUSTER_THREADS)
 #pragma unroll
         for (int e = 0; e < V; e++) {
             const C v = (C)udnn_gpu_pack_ld(h, e);
-            y[e] = f.log ? (v - r.m) - log_s : sm_exp<SM_CLUSTER_EXP2>(v - sh) * k;
+            y[e] = f.log ? (v - r.m) - log_s : sm_cluster_exp(v - sh) * k;
         }
         udnn_gpu_blend_store_pack<T, V>(out + base + (int64_t)i * V, y, f.alpha, f.beta);
     }
@@ -1287,9 +1284,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, sizeof(T) == 8 ? 2 : 4)
                 if (pv && ty + k * rows < c)
 #pragma unroll
                     for (int i = 0; i < V; i++) {
-                        /* the FAST algo takes no max: d = x, up to 88, keeps exp */
-                        const C d = x0[k][i] - m[i];
-                        const C e = SM_COLS_EXP2 && f.shift ? sm_exp<SM_COLS_EXP2>(d) : exp(d);
+                        const C e = exp(x0[k][i] - m[i]);
                         s[i] += e;
                         if (!f.log) x0[k][i] = e; /* kept for the output */
                     }
