@@ -754,7 +754,11 @@ __global__ void __launch_bounds__(NM_FIN_LANES *NM_FIN_ROWS) nm_grad_finish(nm_g
  * take FW too, 8 columns a thread (a vector) and 2 rows an iteration
  * (rows of 8 * NM_FW_THREADS at most): f16 65536 x 1024 2014 GB/s against
  * 1667 to 1687 with double terms each and prefetch; 4 rows spill (1054),
- * or take 197 registers (1772). */
+ * or take 197 registers (1772). Twice the resident warps did not gain on
+ * the H200 (f16 2165 / 2188 against 2173 / 2194 at 64 registers: the
+ * dscale and dbias sums in shared memory, xhat and g taken again for dx),
+ * nor did loading the next rows ahead (1703 / 1727): PERF.md, twentieth
+ * session. */
 #ifndef NM_FW_MIN_LEN
 #define NM_FW_MIN_LEN 256
 #endif
