@@ -33,6 +33,15 @@ echo "$line"
 echo "$line" | grep -Eq '^copy d2d:2x3x16x16 .* PASS .* solver memcpy .* [0-9.e+-]+ GB/s' ||
     fail "the copy line: $line"
 
+# --burst: K runs a sample, with the peer too; out of range is an error
+# that names it
+line=$("$bench" act --n 2 --c 3 --h 16 --w 16 --backend cpu --compare --burst 3 --iters 2 2>&1)
+echo "$line"
+echo "$line" | grep -Eq ' PASS .* median [0-9.e+-]+ ms .* [0-9.e+-]+ GB/s' || fail "--burst 3: $line"
+err=$("$bench" act --n 2 --c 3 --h 4 --w 5 --backend cpu --burst 0 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && echo "$err" | grep -q -- '--burst 0' || fail "--burst 0: $err"
+
 # --compare on every family: a problem without a peer still runs and passes
 out=$("$bench" --backend cpu --compare --iters 1 --warmup 0 --no-solver --batch "$batch" 2>&1)
 rc=$?

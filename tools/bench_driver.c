@@ -92,8 +92,8 @@ static const char *layout_name(const bench_problem *p)
 
 int bench_run_option(const char *key)
 {
-    static const char *const keys[] = {"backend", "iters",   "warmup",   "max-ms",   "check",
-                                       "no-check", "compare", "rotate", "no-solver"};
+    static const char *const keys[] = {"backend", "iters",    "warmup",  "max-ms", "burst",
+                                       "check",   "no-check", "compare", "rotate", "no-solver"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (strcmp(keys[i], key) == 0) return 1;
     return 0;
@@ -109,7 +109,7 @@ typedef struct {
 
 static int read_run_opts(bench_problem *p, run_opts *o)
 {
-    long warmup, iters;
+    long warmup, iters, burst;
     double max_ms;
     o->backend = bench_arg(p->args, "backend");
     o->check = !bench_arg_flag(p->args, "no-check");
@@ -117,10 +117,14 @@ static int read_run_opts(bench_problem *p, run_opts *o)
     o->compare = bench_arg_flag(p->args, "compare");
     o->probe_solver = !bench_arg_flag(p->args, "no-solver");
     if (bench_opt_int(p, "warmup", 1, &warmup) < 0 || bench_opt_int(p, "iters", 10, &iters) < 0 ||
-        bench_opt_real(p, "max-ms", 2000.0, &max_ms) < 0 || bench_opt_int(p, "rotate", 0, &o->sets) < 0)
+        bench_opt_int(p, "burst", 1, &burst) < 0 ||
+        bench_opt_real(p, "max-ms", 2000.0, &max_ms) < 0 ||
+        bench_opt_int(p, "rotate", 0, &o->sets) < 0)
         return -1;
+    if (burst < 1 || burst > 1000) return bench_fail(p, "--burst %ld: expected 1 to 1000", burst);
     o->timing.warmup = (int)warmup;
     o->timing.iters = iters < 0 ? 0 : (int)iters;
+    o->timing.burst = (int)burst;
     o->timing.max_ms = max_ms;
     if (o->sets <= 0) o->sets = bench_auto_sets(p);
     return 0;

@@ -5,9 +5,9 @@
  * format oneDNN prefers, reordered once before timing as a framework does
  * at load time (its reference kernel would run the plain ones); the blend (alpha, beta) is
  * left out, as a framework calls a primitive. The timing loop is udnn's
- * (bench_time_loop): warm-up, then the median over --iters, each run
- * followed by a wait on the stream, rotating the same number of buffer
- * sets. oneDNN has no double type; a problem it cannot create
+ * (bench_time_loop): warm-up, then the median over --iters samples, each
+ * --burst runs and a wait on the stream, rotating the same number of
+ * buffer sets. oneDNN has no double type; a problem it cannot create
  * (a type or shape its CPU engine lacks) has no peer. */
 #include <dnnl.h>
 #include <stdio.h>

@@ -88,18 +88,20 @@ int bench_time_loop(int (*run)(void *ctx, int set), int (*sync)(void *ctx), void
     sync(ctx);
     double *times = malloc(sizeof(double) * (size_t)(t->iters > 0 ? t->iters : 1));
     if (times == NULL) return -1;
+    const int burst = t->burst > 1 ? t->burst : 1;
     double spent = 0.0;
     int n = 0;
-    for (; n < t->iters && (n == 0 || spent < t->max_ms); n++, set = (set + 1) % sets) {
+    for (; n < t->iters && (n == 0 || spent < t->max_ms); n++) {
         const double t0 = bench_now_ms();
-        int rc = run(ctx, set);
+        int rc = 0;
+        for (int b = 0; b < burst && rc == 0; b++, set = (set + 1) % sets) rc = run(ctx, set);
         if (rc == 0) rc = sync(ctx);
         const double dt = bench_now_ms() - t0;
         if (rc < 0) {
             free(times);
             return 2;
         }
-        times[n] = dt;
+        times[n] = dt / burst;
         spent += dt;
     }
     out->runs = n;

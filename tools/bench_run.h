@@ -21,7 +21,8 @@ int bench_auto_sets(const bench_problem *p);
 
 typedef struct {
     int warmup, iters;
-    double max_ms; /* stop timing after this much (at least one run) */
+    int burst;     /* runs between two waits in a timed sample (1 or more) */
+    double max_ms; /* stop timing after this much (at least one sample) */
 } bench_timing;
 
 typedef struct {
@@ -33,11 +34,12 @@ typedef struct {
 int bench_time(bench_problem *p, bench_exec *e, const bench_timing *t, bench_times *out);
 
 /* The timing loop itself, for udnn and for the peers alike: t->warmup runs
- * of run(ctx, set) and one sync(ctx), then up to t->iters runs (at least
- * one, until t->max_ms have been spent), each followed by sync(ctx) and
- * timed together with it; the runs take the `sets` buffer sets in turn.
- * run and sync return 0 or -1. Returns 0, 1 when a warm-up run failed,
- * 2 when a timed run failed, -1 when out of memory. */
+ * of run(ctx, set) and one sync(ctx), then up to t->iters samples (at
+ * least one, until t->max_ms have been spent), each t->burst runs back to
+ * back and one sync(ctx), timed together, a run's time the sample's over
+ * t->burst; the runs take the `sets` buffer sets in turn. run and sync
+ * return 0 or -1. Returns 0, 1 when a warm-up run failed, 2 when a timed
+ * run failed, -1 when out of memory. */
 int bench_time_loop(int (*run)(void *ctx, int set), int (*sync)(void *ctx), void *ctx, int sets,
                     const bench_timing *t, bench_times *out);
 
