@@ -308,7 +308,8 @@ __device__ __forceinline__ void nm_fwd_sums(const nm_fwd_args<T> &a, const T *x,
     }
 }
 
-/* The set's statistics from its sums; thread 0 saves them where `save`. */
+/* The set's statistics from its sums; the calling thread saves them where
+ * `save`. */
 template <class T>
 __device__ __forceinline__ nm_stats<typename io<T>::C>
 nm_fwd_finish(const nm_fwd_args<T> &a, double s1, double s2, double shift, int64_t st, bool save)
@@ -320,7 +321,7 @@ nm_fwd_finish(const nm_fwd_args<T> &a, double s1, double s2, double shift, int64
     double var = s2 / n - dm * dm;
     if (var < 0.0) var = 0.0; /* rounding only; NaN stays NaN */
     const double inv = 1.0 / sqrt(var + a.eps);
-    if (save && threadIdx.x == 0) {
+    if (save) {
         if (a.save_mean != NULL) a.save_mean[st] = (P)mean;
         if (a.save_inv != NULL) a.save_inv[st] = (P)inv;
     }
@@ -379,7 +380,8 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd(nm_fwd_args<T> a)
     s1 = nm_team_sum(s1, red);
     s2 = nm_team_sum(s2, red);
     if (!live) return;
-    nm_fwd_write<T, I, V>(a, so, nm_fwd_finish(a, s1, s2, shift, so[N_ST], true), I(0), items);
+    nm_fwd_write<T, I, V>(a, so, nm_fwd_finish(a, s1, s2, shift, so[N_ST], threadIdx.x == 0),
+                          I(0), items);
 }
 
 /* Block b's share of a set split in a.chunks ranges of a.chunk items
@@ -456,8 +458,110 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_split(nm_fwd_args<T> a)
     double s1, s2;
     nm_join_parts(a.partial, p.set, a.chunks, s1, s2);
     const double shift = a.partial[2 * a.nsets * a.chunks + p.set];
-    nm_fwd_write<T, I, V>(a, p.so, nm_fwd_finish(a, s1, s2, shift, p.so[N_ST], p.k == 0), p.lo,
-                          p.hi);
+    nm_fwd_write<T, I, V>(a, p.so,
+                          nm_fwd_finish(a, s1, s2, shift, p.so[N_ST], p.k == 0 && threadIdx.x == 0),
+                          p.lo, p.hi);
+}
+
+/* The few long sets' second pass by groups of sets: with NM_SET_GROUP >
+ * 1, where every set has the same parameters (layer and RMS norm, whose
+ * scale and bias hold one value per element of a set), a block takes one
+ * range of items of NM_SET_GROUP sets and loads each item's parameters once
+ * for them all. nm_fwd_split's blocks each take one set, so each set's
+ * blocks load the parameters again: for layer norm over 64 sets of
+ * 802816 f16 elements, float scale and bias are 64 bytes through L2 for
+ * each 16 bytes of x. A candidate, off until measured. */
+#ifndef NM_SET_GROUP
+#define NM_SET_GROUP 1
+#endif
+#define NM_SET_THREADS 256
+
+/* The sets of a group for T: NM_SET_GROUP of the 16-bit types, half as
+ * many of FLOAT and a quarter of DOUBLE, 16 bytes a set in flight per
+ * thread either way (more spill in FLOAT's and DOUBLE's double
+ * arithmetic); 1: no groups. */
+template <class T> __host__ __device__ constexpr int nm_set_group()
+{
+    return NM_SET_GROUP * 2 / (int)sizeof(T) > 1 ? NM_SET_GROUP * 2 / (int)sizeof(T) : 1;
+}
+
+/* The grouped pass's grid: `ranges` ranges of `per` items for each group
+ * of G sets; block b takes range b % ranges of group b / ranges, blocks
+ * running last first as nm_fwd_split's. */
+typedef struct {
+    int64_t ranges, per;
+} nm_set_grid;
+
+/* The block's group of G sets from s0 (gs of them) and its item range
+ * [lo, hi). */
+struct nm_set_part {
+    int64_t s0, k;
+    int gs;
+    int64_t lo, hi;
+};
+
+template <int G>
+__device__ __forceinline__ nm_set_part nm_set_part_of(int64_t nsets, int64_t items,
+                                                      const nm_set_grid &r)
+{
+    nm_set_part p;
+    const int64_t b = (int64_t)gridDim.x - 1 - blockIdx.x, grp = b / r.ranges;
+    p.k = b - grp * r.ranges;
+    p.s0 = grp * G;
+    p.gs = (int)(nsets - p.s0 < G ? nsets - p.s0 : G);
+    p.lo = p.k * r.per < items ? p.k * r.per : items;
+    p.hi = items - p.lo < r.per ? items : p.lo + r.per;
+    return p;
+}
+
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_fwd_sets(nm_fwd_args<T> a, nm_set_grid r)
+{
+    typedef typename io<T>::C C;
+    constexpr int G = nm_set_group<T>();
+    __shared__ nm_stats<C> st[G];
+    __shared__ int64_t xo[G], yo[G];
+    const nm_set_part p = nm_set_part_of<G>(a.nsets, a.inner.size, r);
+    if ((int)threadIdx.x < p.gs) {
+        const int64_t set = p.s0 + threadIdx.x;
+        int64_t so[NM_SLOTS];
+        nm_offsets<I, NM_SLOTS>(a.sets, (I)set, so);
+        double s1, s2;
+        nm_join_parts(a.partial, set, a.chunks, s1, s2);
+        const double shift = a.partial[2 * a.nsets * a.chunks + set];
+        st[threadIdx.x] = nm_fwd_finish(a, s1, s2, shift, so[N_ST], p.k == 0);
+        xo[threadIdx.x] = so[N_X];
+        yo[threadIdx.x] = so[N_OUT];
+    }
+    __syncthreads();
+    for (I j = (I)p.lo + (I)threadIdx.x; j < (I)p.hi; j += (I)blockDim.x) {
+        int64_t o[4];
+        nm_elem<I, 4, V>(a.inner, j, o);
+        C sc[V], bi[V];
+        for (int k = 0; k < V; k++) {
+            const int64_t po = o[N_P] + k * a.pstep;
+            sc[k] = (C)a.scale[po];
+            bi[k] = a.bias != NULL ? (C)a.bias[po] : C(0);
+        }
+        /* every set's loads in flight before the first store (y may be
+         * x's buffer, so the compiler would not move them past one) */
+        udnn_gpu_pack<T, V> xr[G];
+#pragma unroll
+        for (int s = 0; s < G; s++)
+            if (s < p.gs) xr[s] = *(const udnn_gpu_pack<T, V> *)(a.x + xo[s] + o[N_X]);
+        /* y as nm_fwd_write computes it */
+#pragma unroll
+        for (int s = 0; s < G; s++) {
+            if (s >= p.gs) break;
+            const nm_stats<C> f = st[s];
+            C v[V];
+            for (int k = 0; k < V; k++) {
+                v[k] = ((udnn_gpu_pack_ld(xr[s], k) - f.hi) - f.lo) * f.inv * sc[k];
+                if (a.bias != NULL) v[k] += bi[k];
+            }
+            nm_store<T, V>(a.y + yo[s], o[N_OUT], v);
+        }
+    }
 }
 
 /* ---- backward: dx ---------------------------------------------------------------------------- */
@@ -605,6 +709,66 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_bwd_split(nm_bwd_args<T> a)
     double sg, sgx;
     nm_join_parts(a.partial, p.set, a.chunks, sg, sgx);
     nm_bwd_write<T, I, V>(a, p.so, nm_bwd_set_of<T>(a, p.so), sg, sgx, p.lo, p.hi);
+}
+
+/* nm_bwd_split by groups of sets (NM_SET_GROUP, as nm_fwd_sets): a
+ * block's item range of a group's sets, each item's scale loaded once for
+ * them; dx as nm_bwd_write computes it. */
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_sets(nm_bwd_args<T> a, nm_set_grid r)
+{
+    typedef typename nm_wide<T>::W W;
+    typedef typename io<T>::C C;
+    constexpr int G = nm_set_group<T>();
+    /* each set's mean, inv, mean(g) and mean(g * xhat) */
+    __shared__ W sw[G][4];
+    __shared__ int64_t xo[G], dyo[G], dxo[G];
+    const nm_set_part p = nm_set_part_of<G>(a.nsets, a.inner.size, r);
+    if ((int)threadIdx.x < p.gs) {
+        const int64_t set = p.s0 + threadIdx.x;
+        int64_t so[NM_SLOTS];
+        nm_offsets<I, NM_SLOTS>(a.sets, (I)set, so);
+        double sg, sgx;
+        nm_join_parts(a.partial, set, a.chunks, sg, sgx);
+        const nm_bwd_set<W> st = nm_bwd_set_of<T>(a, so);
+        const double n = (double)a.size;
+        sw[threadIdx.x][0] = st.mean;
+        sw[threadIdx.x][1] = st.inv;
+        sw[threadIdx.x][2] = a.rms ? W(0) : (W)(sg / n);
+        sw[threadIdx.x][3] = (W)(sgx / n);
+        xo[threadIdx.x] = so[N_X];
+        dyo[threadIdx.x] = so[N_DY];
+        dxo[threadIdx.x] = so[N_OUT];
+    }
+    __syncthreads();
+    for (I j = (I)p.lo + (I)threadIdx.x; j < (I)p.hi; j += (I)blockDim.x) {
+        int64_t o[4];
+        nm_elem<I, 4, V>(a.inner, j, o);
+        W sc[V];
+        for (int k = 0; k < V; k++) sc[k] = (W)a.scale[o[N_P] + k * a.pstep];
+        /* every set's loads in flight before the first store (as
+         * nm_fwd_sets) */
+        udnn_gpu_pack<T, V> xr[G], gr[G];
+#pragma unroll
+        for (int s = 0; s < G; s++)
+            if (s < p.gs) {
+                xr[s] = *(const udnn_gpu_pack<T, V> *)(a.x + xo[s] + o[N_X]);
+                gr[s] = *(const udnn_gpu_pack<T, V> *)(a.dy + dyo[s] + o[N_DY]);
+            }
+#pragma unroll
+        for (int s = 0; s < G; s++) {
+            if (s >= p.gs) break;
+            const nm_bwd_set<W> st = {sw[s][0], sw[s][1]};
+            const W mean_g = sw[s][2], mean_gx = sw[s][3];
+            C v[V];
+            for (int k = 0; k < V; k++) {
+                const W xhat = nm_bwd_xhat((W)udnn_gpu_pack_ld(xr[s], k), st);
+                const W g = udnnGpuMulRn((W)udnn_gpu_pack_ld(gr[s], k), sc[k]);
+                v[k] = (C)(st.inv * ((g - mean_g) - xhat * mean_gx));
+            }
+            nm_store<T, V>(a.dx + dxo[s], o[N_OUT], v);
+        }
+    }
 }
 
 /* ---- backward: dscale and dbias --------------------------------------------------------- */
@@ -1494,6 +1658,31 @@ template <class A> static unsigned nm_split_setup(const udnn_gpu_context *c, A &
     return (unsigned)(a.nsets * a.chunks);
 }
 
+/* The grid of nm_fwd_sets and nm_bwd_sets (nm_set_group > 1) for a's
+ * sets: about as many threads as nm_split_chunks aims at, in blocks of
+ * NM_SET_THREADS taking whole rounds of items; ranges 0 where the sets'
+ * parameters differ (group norm) or the groups are off. */
+template <class T, class A>
+static nm_set_grid nm_set_grid_of(const udnn_gpu_context *c, const A &a, unsigned *blocks)
+{
+    constexpr int G = nm_set_group<T>();
+    nm_set_grid r = {0, 0};
+    bool alike = G > 1;
+    for (int d = 0; d < a.sets.nd; d++) alike = alike && a.sets.st[N_P][d] == 0;
+    if (!alike) return r;
+    const int64_t groups = (a.nsets + G - 1) / G, items = a.inner.size;
+    const int64_t target = (int64_t)c->sm_count * NM_SPLIT_BLOCKS * (NM_MAX_TEAM / NM_SET_THREADS);
+    const int64_t most = (items + NM_SET_THREADS - 1) / NM_SET_THREADS;
+    int64_t ranges = (target + groups - 1) / groups;
+    if (ranges > most) ranges = most;
+    if (ranges < 1) ranges = 1;
+    /* whole rounds of the block's threads */
+    r.per = ((items + ranges - 1) / ranges + NM_SET_THREADS - 1) / NM_SET_THREADS * NM_SET_THREADS;
+    r.ranges = (items + r.per - 1) / r.per;
+    *blocks = (unsigned)(groups * r.ranges);
+    return r;
+}
+
 /* launch(i, v) with the team kernels' index type (a value of it: int64_t
  * where the tensor passes 2^31 elements) and vector width (a
  * std::integral_constant). */
@@ -1557,6 +1746,13 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
             typedef decltype(i) I;
             constexpr int V = decltype(v)::value;
             nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
+            unsigned sb = 0;
+            const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
+            if constexpr (nm_set_group<T>() > 1)
+                if (r.ranges > 0) {
+                    nm_fwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
+                    return;
+                }
             nm_fwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
         },
         [&](auto i, auto v, dim3 grid, dim3 block) {
@@ -1649,6 +1845,13 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
             typedef decltype(i) I;
             constexpr int V = decltype(v)::value;
             nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
+            unsigned sb = 0;
+            const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
+            if constexpr (nm_set_group<T>() > 1)
+                if (r.ranges > 0) {
+                    nm_bwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
+                    return;
+                }
             nm_bwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
         },
         [&](auto i, auto v, dim3 grid, dim3 block) {

@@ -594,12 +594,14 @@ END_TEST
 
 /* ---- few long sets ------------------------------------------------------------------------- */
 
-/* Two sets of 32768 elements (2 x 32 x 32 x 32: layer and RMS norm over
+/* Nine sets of 65536 elements (9 x 64 x 32 x 32: layer and RMS norm over
  * C, H and W, group norm with one group): fewer sets than a GPU has
  * multiprocessors, each long enough that a block a set leaves most of the
  * device idle, so a GPU backend may split a set over several blocks whose
- * partial sums meet in scratch. few_long_k: the family's k for them. */
-static const int few_long_dims[4] = {2, 32, 32, 32};
+ * partial sums meet in scratch (16-bit sets too: 8192 vectors of 8), and
+ * may take a second pass over groups of sets (8, 4 or 2 by type: whole
+ * groups and a last one of one set). few_long_k: the family's k for them. */
+static const int few_long_dims[4] = {9, 64, 32, 32};
 
 static int few_long_k(int fam)
 {
