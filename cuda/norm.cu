@@ -514,6 +514,19 @@ __device__ __forceinline__ nm_set_part nm_set_part_of(int64_t nsets, int64_t ite
     return p;
 }
 
+/* Thread t (below p.gs) of a grouped block: set p.s0 + t, returned, its
+ * offsets and its ranges' two sums joined (nm_join_parts). A is
+ * nm_fwd_args or nm_bwd_args. */
+template <class I, class A>
+__device__ __forceinline__ int64_t nm_set_sums(const A &a, const nm_set_part &p,
+                                               int64_t (&so)[NM_SLOTS], double &s1, double &s2)
+{
+    const int64_t set = p.s0 + threadIdx.x;
+    nm_offsets<I, NM_SLOTS>(a.sets, (I)set, so);
+    nm_join_parts(a.partial, set, a.chunks, s1, s2);
+    return set;
+}
+
 template <class T, class I, int V>
 __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_fwd_sets(nm_fwd_args<T> a, nm_set_grid r)
 {
@@ -523,11 +536,9 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_fwd_sets(nm_fwd_args<T> 
     __shared__ int64_t xo[G], yo[G];
     const nm_set_part p = nm_set_part_of<G>(a.nsets, a.inner.size, r);
     if ((int)threadIdx.x < p.gs) {
-        const int64_t set = p.s0 + threadIdx.x;
         int64_t so[NM_SLOTS];
-        nm_offsets<I, NM_SLOTS>(a.sets, (I)set, so);
         double s1, s2;
-        nm_join_parts(a.partial, set, a.chunks, s1, s2);
+        const int64_t set = nm_set_sums<I>(a, p, so, s1, s2);
         const double shift = a.partial[2 * a.nsets * a.chunks + set];
         st[threadIdx.x] = nm_fwd_finish(a, s1, s2, shift, so[N_ST], p.k == 0);
         xo[threadIdx.x] = so[N_X];
@@ -725,11 +736,9 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_sets(nm_bwd_args<T> 
     __shared__ int64_t xo[G], dyo[G], dxo[G];
     const nm_set_part p = nm_set_part_of<G>(a.nsets, a.inner.size, r);
     if ((int)threadIdx.x < p.gs) {
-        const int64_t set = p.s0 + threadIdx.x;
         int64_t so[NM_SLOTS];
-        nm_offsets<I, NM_SLOTS>(a.sets, (I)set, so);
         double sg, sgx;
-        nm_join_parts(a.partial, set, a.chunks, sg, sgx);
+        nm_set_sums<I>(a, p, so, sg, sgx);
         const nm_bwd_set<W> st = nm_bwd_set_of<T>(a, so);
         const double n = (double)a.size;
         sw[threadIdx.x][0] = st.mean;
