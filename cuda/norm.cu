@@ -864,6 +864,80 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
     if (a.dbias != NULL) a.dbias[fo[N_P]] = (typename nm_param<T>::P)red[1][tx];
 }
 
+/* nm_grad over V adjacent parameters a thread (NM_GRAD_VEC, a candidate,
+ * off until measured) where a member's parameters are one contiguous run
+ * of x and dy (one feature dim of unit stride, no statistics along it):
+ * 16-byte loads of x and dy, and a member's mean and inv converted to
+ * double once for V terms. nm_grad loads one element a thread (a warp's
+ * 64 bytes of 16-bit data) and converts four values a term to double, at
+ * 16 a clock on a multiprocessor. The terms, their order and the tree are
+ * nm_grad's, so are the bits. */
+#ifndef NM_GRAD_VEC
+#define NM_GRAD_VEC 0
+#endif
+
+template <class T, class I, int V>
+__global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad_vec(nm_grad_args<T> a)
+{
+    typedef udnn_gpu_pack<T, V> R;
+    __shared__ double red[2][UDNN_GPU_BLOCK];
+    const int ft = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
+    const int64_t f0 = ((int64_t)blockIdx.x * ft + tx) * V; /* the thread's first parameter */
+    double ds[V], db[V];
+    for (int e = 0; e < V; e++) ds[e] = db[e] = 0.0;
+    if (f0 < a.F) {
+        const int64_t start = (int64_t)blockIdx.y * a.chunk;
+        const I j0 = (I)start, j1 = (I)(a.M - start < a.chunk ? a.M : start + a.chunk);
+        for (I j = j0 + ty; j < j1; j += 2 * by) {
+            R xv[2] = {}, gv[2] = {};
+            double mv[2] = {0.0, 0.0}, iv[2] = {0.0, 0.0};
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+                const I jj = j + u * by;
+                if (jj < j1) {
+                    int64_t mo[NM_SLOTS];
+                    nm_offsets<I, NM_SLOTS>(a.memb, jj, mo);
+                    xv[u] = *(const R *)(a.x + f0 + mo[N_X]);
+                    gv[u] = *(const R *)(a.dy + f0 + mo[N_DY]);
+                    mv[u] = a.mean != NULL ? (double)a.mean[mo[N_ST]] : 0.0;
+                    iv[u] = (double)a.inv[mo[N_ST]];
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < 2; u++)
+                for (int e = 0; e < V; e++) {
+                    const double g = (double)udnn_gpu_pack_ld(gv[u], e);
+                    ds[e] += nm_dscale_term(g, (double)udnn_gpu_pack_ld(xv[u], e), mv[u], iv[u]);
+                    db[e] += g;
+                }
+        }
+    }
+    for (int e = 0; e < V; e++) {
+        red[0][ty * ft + tx] = ds[e];
+        red[1][ty * ft + tx] = db[e];
+        __syncthreads();
+        for (int s = by / 2; s > 0; s /= 2) {
+            if (ty < s) {
+                red[0][ty * ft + tx] += red[0][(ty + s) * ft + tx];
+                red[1][ty * ft + tx] += red[1][(ty + s) * ft + tx];
+            }
+            __syncthreads();
+        }
+        const int64_t f = f0 + e;
+        if (ty == 0 && f < a.F) {
+            if (a.partial != NULL) {
+                a.partial[((int64_t)blockIdx.y * 2) * a.F + f] = red[0][tx];
+                a.partial[((int64_t)blockIdx.y * 2 + 1) * a.F + f] = red[1][tx];
+            } else {
+                const int64_t po = f * a.feat.st[N_P][0];
+                a.dscale[po] = (typename nm_param<T>::P)red[0][tx];
+                if (a.dbias != NULL) a.dbias[po] = (typename nm_param<T>::P)red[1][tx];
+            }
+        }
+        __syncthreads(); /* red is read before the next parameter's sums */
+    }
+}
+
 #define NM_FIN_LANES 32
 #define NM_FIN_ROWS 8
 
@@ -1794,7 +1868,14 @@ template <class T> static udnnStatus_t nm_param_grads(const udnn_gpu_context *c,
     if (adjacent || a.M < 64)
         while (ft < 32 && ft < a.F) ft *= 2;
     const int by = UDNN_GPU_BLOCK / ft;
-    const int64_t fblocks = (a.F + ft - 1) / ft;
+    /* nm_grad_vec: V parameters a thread, 16 bytes of x and dy */
+    constexpr int V = 16 / sizeof(T);
+    bool vec = NM_GRAD_VEC && V > 1 && ft == 32 && a.feat.nd == 1 && a.feat.st[N_X][0] == 1 &&
+               a.feat.st[N_DY][0] == 1 && a.feat.st[N_ST][0] == 0 && a.F % V == 0 &&
+               (uintptr_t)a.x % 16 == 0 && (uintptr_t)a.dy % 16 == 0;
+    for (int d = 0; d < a.memb.nd; d++)
+        vec = vec && a.memb.st[N_X][d] % V == 0 && a.memb.st[N_DY][d] % V == 0;
+    const int64_t fblocks = (a.F + ft * (vec ? V : 1) - 1) / (ft * (vec ? V : 1));
     const int64_t target = (int64_t)c->sm_count * 8;
     int64_t splits = (target + fblocks - 1) / fblocks;
     const int64_t by_work = (a.M + 16 * by - 1) / (16 * by);
@@ -1811,8 +1892,14 @@ template <class T> static udnnStatus_t nm_param_grads(const udnn_gpu_context *c,
     a.partial = splits > 1 ? (double *)c->scratch : NULL;
 
     const dim3 block((unsigned)ft, (unsigned)by), grid((unsigned)fblocks, (unsigned)splits);
-    if (nm_small(a.F * a.M)) nm_grad<T, uint32_t><<<grid, block, 0, c->stream>>>(a);
-    else nm_grad<T, int64_t><<<grid, block, 0, c->stream>>>(a);
+    const bool small = nm_small(a.F * a.M);
+    if constexpr (NM_GRAD_VEC && V > 1)
+        if (vec) {
+            if (small) nm_grad_vec<T, uint32_t, V><<<grid, block, 0, c->stream>>>(a);
+            else nm_grad_vec<T, int64_t, V><<<grid, block, 0, c->stream>>>(a);
+        }
+    if (!vec && small) nm_grad<T, uint32_t><<<grid, block, 0, c->stream>>>(a);
+    else if (!vec) nm_grad<T, int64_t><<<grid, block, 0, c->stream>>>(a);
     udnnStatus_t st = udnn_gpu_launched();
     if (st != UDNN_STATUS_SUCCESS || a.partial == NULL) return st;
     const dim3 fblock(NM_FIN_LANES, NM_FIN_ROWS);
