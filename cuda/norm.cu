@@ -801,6 +801,38 @@ __device__ __forceinline__ double nm_dscale_term(double dy, double x, double mea
     return dy * ((x - mean) * inv);
 }
 
+/* ds and db of the block's BY rows of FT lanes added into red[0][tx] and
+ * red[1][tx], in a fixed tree. */
+__device__ __forceinline__ void nm_grad_tree(double ds, double db, double (*red)[UDNN_GPU_BLOCK])
+{
+    const int ft = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
+    red[0][ty * ft + tx] = ds;
+    red[1][ty * ft + tx] = db;
+    __syncthreads();
+    for (int s = by / 2; s > 0; s /= 2) {
+        if (ty < s) {
+            red[0][ty * ft + tx] += red[0][(ty + s) * ft + tx];
+            red[1][ty * ft + tx] += red[1][(ty + s) * ft + tx];
+        }
+        __syncthreads();
+    }
+}
+
+/* Parameter f's sums, at po in the outputs: to the block's split partial
+ * where there are splits, else to dscale and dbias. */
+template <class T>
+__device__ __forceinline__ void nm_grad_put(const nm_grad_args<T> &a, int64_t f, int64_t po,
+                                            double ds, double db)
+{
+    if (a.partial != NULL) {
+        a.partial[((int64_t)blockIdx.y * 2) * a.F + f] = ds;
+        a.partial[((int64_t)blockIdx.y * 2 + 1) * a.F + f] = db;
+        return;
+    }
+    a.dscale[po] = (typename nm_param<T>::P)ds;
+    if (a.dbias != NULL) a.dbias[po] = (typename nm_param<T>::P)db;
+}
+
 /* blockDim (FT, BY), FT * BY == UDNN_GPU_BLOCK; grid (F / FT, splits).
  * Lanes of one parameter are added in a fixed tree. The terms and sums run
  * in double for every type: dy's terms cancel, so a float sum of a half
@@ -842,26 +874,11 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
             }
         }
     }
-    red[0][ty * ft + tx] = ds;
-    red[1][ty * ft + tx] = db;
-    __syncthreads();
-    for (int s = by / 2; s > 0; s /= 2) {
-        if (ty < s) {
-            red[0][ty * ft + tx] += red[0][(ty + s) * ft + tx];
-            red[1][ty * ft + tx] += red[1][(ty + s) * ft + tx];
-        }
-        __syncthreads();
-    }
+    nm_grad_tree(ds, db, red);
     if (ty != 0 || f >= a.F) return;
-    if (a.partial != NULL) {
-        a.partial[((int64_t)blockIdx.y * 2) * a.F + f] = red[0][tx];
-        a.partial[((int64_t)blockIdx.y * 2 + 1) * a.F + f] = red[1][tx];
-        return;
-    }
     int64_t fo[NM_SLOTS];
     nm_offsets<I, NM_SLOTS>(a.feat, (I)f, fo);
-    a.dscale[fo[N_P]] = (typename nm_param<T>::P)red[0][tx];
-    if (a.dbias != NULL) a.dbias[fo[N_P]] = (typename nm_param<T>::P)red[1][tx];
+    nm_grad_put(a, f, fo[N_P], red[0][tx], red[1][tx]);
 }
 
 /* nm_grad over V adjacent parameters a thread (NM_GRAD_VEC, a candidate,
@@ -913,27 +930,9 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad_vec(nm_grad_args<T> a)
         }
     }
     for (int e = 0; e < V; e++) {
-        red[0][ty * ft + tx] = ds[e];
-        red[1][ty * ft + tx] = db[e];
-        __syncthreads();
-        for (int s = by / 2; s > 0; s /= 2) {
-            if (ty < s) {
-                red[0][ty * ft + tx] += red[0][(ty + s) * ft + tx];
-                red[1][ty * ft + tx] += red[1][(ty + s) * ft + tx];
-            }
-            __syncthreads();
-        }
+        nm_grad_tree(ds[e], db[e], red);
         const int64_t f = f0 + e;
-        if (ty == 0 && f < a.F) {
-            if (a.partial != NULL) {
-                a.partial[((int64_t)blockIdx.y * 2) * a.F + f] = red[0][tx];
-                a.partial[((int64_t)blockIdx.y * 2 + 1) * a.F + f] = red[1][tx];
-            } else {
-                const int64_t po = f * a.feat.st[N_P][0];
-                a.dscale[po] = (typename nm_param<T>::P)red[0][tx];
-                if (a.dbias != NULL) a.dbias[po] = (typename nm_param<T>::P)red[1][tx];
-            }
-        }
+        if (ty == 0 && f < a.F) nm_grad_put(a, f, f * a.feat.st[N_P][0], red[0][tx], red[1][tx]);
         __syncthreads(); /* red is read before the next parameter's sums */
     }
 }
