@@ -474,6 +474,12 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_split(nm_fwd_args<T> a)
 #ifndef NM_SET_GROUP
 #define NM_SET_GROUP 1
 #endif
+/* With NM_SET_GROUP, the backward's first pass by groups too
+ * (nm_bwd_part_sets), which loads the scale per set as well; a second
+ * candidate, off until measured. */
+#ifndef NM_SET_GROUP_SUMS
+#define NM_SET_GROUP_SUMS 0
+#endif
 #define NM_SET_THREADS 256
 
 /* The sets of a group for T: NM_SET_GROUP of the 16-bit types, half as
@@ -514,17 +520,30 @@ __device__ __forceinline__ nm_set_part nm_set_part_of(int64_t nsets, int64_t ite
     return p;
 }
 
-/* Thread t (below p.gs) of a grouped block: set p.s0 + t, returned, its
- * offsets and its ranges' two sums joined (nm_join_parts). A is
- * nm_fwd_args or nm_bwd_args. */
+/* Set p.s0 + s of a grouped block (s below p.gs), in every lane of the
+ * warp that calls it: its offsets and its ranges' two sums joined, lane l
+ * adding partials l, l + ws, ... in order and the lanes' sums then in a
+ * butterfly (a + b and b + a are the same bits), so that every block of
+ * the set gets the same sums, and the partials (a grouped first pass
+ * leaves hundreds a set) are read ws at a time. A is nm_fwd_args or
+ * nm_bwd_args. */
 template <class I, class A>
-__device__ __forceinline__ int64_t nm_set_sums(const A &a, const nm_set_part &p,
-                                               int64_t (&so)[NM_SLOTS], double &s1, double &s2)
+__device__ __forceinline__ void nm_set_sums(const A &a, const nm_set_part &p, int s,
+                                            int64_t (&so)[NM_SLOTS], double &s1, double &s2)
 {
-    const int64_t set = p.s0 + threadIdx.x;
+    const int64_t set = p.s0 + s;
+    const int ws = udnnGpuWarpSize, lane = threadIdx.x % ws;
     nm_offsets<I, NM_SLOTS>(a.sets, (I)set, so);
-    nm_join_parts(a.partial, set, a.chunks, s1, s2);
-    return set;
+    const double *q = a.partial + 2 * set * a.chunks;
+    s1 = s2 = 0.0;
+    for (int64_t i = lane; i < a.chunks; i += ws) {
+        s1 += q[2 * i];
+        s2 += q[2 * i + 1];
+    }
+    for (int m = ws / 2; m > 0; m /= 2) {
+        s1 += udnnGpuShflXor(s1, m);
+        s2 += udnnGpuShflXor(s2, m);
+    }
 }
 
 template <class T, class I, int V>
@@ -535,14 +554,19 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_fwd_sets(nm_fwd_args<T> 
     __shared__ nm_stats<C> st[G];
     __shared__ int64_t xo[G], yo[G];
     const nm_set_part p = nm_set_part_of<G>(a.nsets, a.inner.size, r);
-    if ((int)threadIdx.x < p.gs) {
+    /* a warp a set */
+    const int ws = udnnGpuWarpSize, lane = threadIdx.x % ws;
+    for (int s = threadIdx.x / ws; s < p.gs; s += blockDim.x / ws) {
         int64_t so[NM_SLOTS];
         double s1, s2;
-        const int64_t set = nm_set_sums<I>(a, p, so, s1, s2);
-        const double shift = a.partial[2 * a.nsets * a.chunks + set];
-        st[threadIdx.x] = nm_fwd_finish(a, s1, s2, shift, so[N_ST], p.k == 0);
-        xo[threadIdx.x] = so[N_X];
-        yo[threadIdx.x] = so[N_OUT];
+        nm_set_sums<I>(a, p, s, so, s1, s2);
+        const double shift = a.partial[2 * a.nsets * a.chunks + p.s0 + s];
+        const nm_stats<C> f = nm_fwd_finish(a, s1, s2, shift, so[N_ST], p.k == 0 && lane == 0);
+        if (lane == 0) {
+            st[s] = f;
+            xo[s] = so[N_X];
+            yo[s] = so[N_OUT];
+        }
     }
     __syncthreads();
     for (I j = (I)p.lo + (I)threadIdx.x; j < (I)p.hi; j += (I)blockDim.x) {
@@ -555,11 +579,12 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_fwd_sets(nm_fwd_args<T> 
             bi[k] = a.bias != NULL ? (C)a.bias[po] : C(0);
         }
         /* every set's loads in flight before the first store (y may be
-         * x's buffer, so the compiler would not move them past one) */
+         * x's buffer, so the compiler would not move them past one), and
+         * without branches: a group's missing sets load set 0's again */
         udnn_gpu_pack<T, V> xr[G];
 #pragma unroll
         for (int s = 0; s < G; s++)
-            if (s < p.gs) xr[s] = *(const udnn_gpu_pack<T, V> *)(a.x + xo[s] + o[N_X]);
+            xr[s] = *(const udnn_gpu_pack<T, V> *)(a.x + xo[s < p.gs ? s : 0] + o[N_X]);
         /* y as nm_fwd_write computes it */
 #pragma unroll
         for (int s = 0; s < G; s++) {
@@ -735,19 +760,22 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_sets(nm_bwd_args<T> 
     __shared__ W sw[G][4];
     __shared__ int64_t xo[G], dyo[G], dxo[G];
     const nm_set_part p = nm_set_part_of<G>(a.nsets, a.inner.size, r);
-    if ((int)threadIdx.x < p.gs) {
+    /* a warp a set */
+    const int ws = udnnGpuWarpSize;
+    for (int s = threadIdx.x / ws; s < p.gs; s += blockDim.x / ws) {
         int64_t so[NM_SLOTS];
         double sg, sgx;
-        nm_set_sums<I>(a, p, so, sg, sgx);
+        nm_set_sums<I>(a, p, s, so, sg, sgx);
+        if (threadIdx.x % ws != 0) continue;
         const nm_bwd_set<W> st = nm_bwd_set_of<T>(a, so);
         const double n = (double)a.size;
-        sw[threadIdx.x][0] = st.mean;
-        sw[threadIdx.x][1] = st.inv;
-        sw[threadIdx.x][2] = a.rms ? W(0) : (W)(sg / n);
-        sw[threadIdx.x][3] = (W)(sgx / n);
-        xo[threadIdx.x] = so[N_X];
-        dyo[threadIdx.x] = so[N_DY];
-        dxo[threadIdx.x] = so[N_OUT];
+        sw[s][0] = st.mean;
+        sw[s][1] = st.inv;
+        sw[s][2] = a.rms ? W(0) : (W)(sg / n);
+        sw[s][3] = (W)(sgx / n);
+        xo[s] = so[N_X];
+        dyo[s] = so[N_DY];
+        dxo[s] = so[N_OUT];
     }
     __syncthreads();
     for (I j = (I)p.lo + (I)threadIdx.x; j < (I)p.hi; j += (I)blockDim.x) {
@@ -755,15 +783,15 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_sets(nm_bwd_args<T> 
         nm_elem<I, 4, V>(a.inner, j, o);
         W sc[V];
         for (int k = 0; k < V; k++) sc[k] = (W)a.scale[o[N_P] + k * a.pstep];
-        /* every set's loads in flight before the first store (as
-         * nm_fwd_sets) */
+        /* every set's loads in flight before the first store, without
+         * branches (as nm_fwd_sets) */
         udnn_gpu_pack<T, V> xr[G], gr[G];
 #pragma unroll
-        for (int s = 0; s < G; s++)
-            if (s < p.gs) {
-                xr[s] = *(const udnn_gpu_pack<T, V> *)(a.x + xo[s] + o[N_X]);
-                gr[s] = *(const udnn_gpu_pack<T, V> *)(a.dy + dyo[s] + o[N_DY]);
-            }
+        for (int s = 0; s < G; s++) {
+            const int sl = s < p.gs ? s : 0;
+            xr[s] = *(const udnn_gpu_pack<T, V> *)(a.x + xo[sl] + o[N_X]);
+            gr[s] = *(const udnn_gpu_pack<T, V> *)(a.dy + dyo[sl] + o[N_DY]);
+        }
 #pragma unroll
         for (int s = 0; s < G; s++) {
             if (s >= p.gs) break;
@@ -1090,6 +1118,69 @@ __device__ __forceinline__ void nm_row_sum(S (&v)[NQ], S *red, int parity)
         for (int i = 1; i < per; i++) t += r[(first + i) * NQ + lane];
     }
     for (int q = 0; q < NQ; q++) v[q] = udnnGpuShflXor(t, lane ^ q);
+}
+
+/* The few long sets' backward first pass by groups of sets
+ * (NM_SET_GROUP_SUMS; here for nm_row_sum): a block's item range of a
+ * group's sets, each item's scale loaded once for them, each set's sum g
+ * and sum g * xhat over the range (nm_bwd_sums' terms) summed over the
+ * block and left in a.partial[set * a.chunks + k], a.chunks the grid's
+ * ranges; nm_bwd_sets joins them. */
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_part_sets(nm_bwd_args<T> a,
+                                                                      nm_set_grid r)
+{
+    typedef typename nm_wide<T>::W W;
+    constexpr int G = nm_set_group<T>();
+    __shared__ W red[2 * NM_ROW_WARPS * 2 * G];
+    __shared__ W sw[G][2]; /* each set's mean and inv */
+    __shared__ int64_t xo[G], dyo[G], sto[G];
+    const nm_set_part p = nm_set_part_of<G>(a.nsets, a.inner.size, r);
+    if ((int)threadIdx.x < p.gs) {
+        int64_t so[NM_SLOTS];
+        nm_offsets<I, NM_SLOTS>(a.sets, (I)(p.s0 + threadIdx.x), so);
+        const nm_bwd_set<W> st = nm_bwd_set_of<T>(a, so);
+        sw[threadIdx.x][0] = st.mean;
+        sw[threadIdx.x][1] = st.inv;
+        xo[threadIdx.x] = so[N_X];
+        dyo[threadIdx.x] = so[N_DY];
+        sto[threadIdx.x] = so[N_ST];
+    }
+    __syncthreads();
+    W q[2 * G];
+#pragma unroll
+    for (int i = 0; i < 2 * G; i++) q[i] = W(0);
+    for (I j = (I)p.lo + (I)threadIdx.x; j < (I)p.hi; j += (I)blockDim.x) {
+        int64_t o[4];
+        nm_elem<I, 4, V>(a.inner, j, o);
+        W sc[V];
+        for (int k = 0; k < V; k++) sc[k] = (W)a.scale[o[N_P] + k * a.pstep];
+        /* no stores and no branches here, so that the compiler may take
+         * the loads ahead as the registers allow: a group's missing sets
+         * load set 0's item again and add nothing */
+#pragma unroll
+        for (int s = 0; s < G; s++) {
+            const int sl = s < p.gs ? s : 0;
+            const udnn_gpu_pack<T, V> xr = *(const udnn_gpu_pack<T, V> *)(a.x + xo[sl] + o[N_X]);
+            const udnn_gpu_pack<T, V> gr = *(const udnn_gpu_pack<T, V> *)(a.dy + dyo[sl] + o[N_DY]);
+            const nm_bwd_set<W> st = {sw[sl][0], sw[sl][1]};
+            W tg = W(0), tgx = W(0);
+            for (int k = 0; k < V; k++) {
+                const W g = udnnGpuMulRn((W)udnn_gpu_pack_ld(gr, k), sc[k]);
+                tg += g;
+                tgx += g * nm_bwd_xhat((W)udnn_gpu_pack_ld(xr, k), st);
+            }
+            q[2 * s] = s < p.gs ? q[2 * s] + tg : q[2 * s];
+            q[2 * s + 1] = s < p.gs ? q[2 * s + 1] + tgx : q[2 * s + 1];
+        }
+    }
+    nm_row_sum<W, 2 * G>(q, red, 0);
+    if (threadIdx.x != 0) return;
+    for (int s = 0; s < p.gs; s++) {
+        const int64_t b = (p.s0 + s) * a.chunks + p.k;
+        a.partial[2 * b] = (double)q[2 * s];
+        a.partial[2 * b + 1] = (double)q[2 * s + 1];
+    }
 }
 
 /* One row per team (blockDim.y teams per block), NM_FWD_NV items per
@@ -1939,14 +2030,24 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
         [&](auto i, auto v, unsigned blocks) {
             typedef decltype(i) I;
             constexpr int V = decltype(v)::value;
-            nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             unsigned sb = 0;
             const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
             if constexpr (nm_set_group<T>() > 1)
                 if (r.ranges > 0) {
-                    nm_bwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
+                    /* the grouped first pass's partials: a.chunks its ranges */
+                    nm_bwd_args<T> ga = a;
+                    bool grouped = false;
+                    if constexpr (NM_SET_GROUP_SUMS)
+                        if ((size_t)(2 * a.nsets * r.ranges) * sizeof(double) <= c->scratch_bytes) {
+                            ga.chunks = r.ranges;
+                            nm_bwd_part_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(ga, r);
+                            grouped = true;
+                        }
+                    if (!grouped) nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
+                    nm_bwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(ga, r);
                     return;
                 }
+            nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             nm_bwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
         },
         [&](auto i, auto v, dim3 grid, dim3 block) {
