@@ -1134,7 +1134,7 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_part_sets(nm_bwd_arg
     constexpr int G = nm_set_group<T>();
     __shared__ W red[2 * NM_ROW_WARPS * 2 * G];
     __shared__ W sw[G][2]; /* each set's mean and inv */
-    __shared__ int64_t xo[G], dyo[G], sto[G];
+    __shared__ int64_t xo[G], dyo[G];
     const nm_set_part p = nm_set_part_of<G>(a.nsets, a.inner.size, r);
     if ((int)threadIdx.x < p.gs) {
         int64_t so[NM_SLOTS];
@@ -1144,7 +1144,6 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_part_sets(nm_bwd_arg
         sw[threadIdx.x][1] = st.inv;
         xo[threadIdx.x] = so[N_X];
         dyo[threadIdx.x] = so[N_DY];
-        sto[threadIdx.x] = so[N_ST];
     }
     __syncthreads();
     W q[2 * G];
