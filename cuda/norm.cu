@@ -865,11 +865,18 @@ __device__ __forceinline__ void nm_grad_put(const nm_grad_args<T> &a, int64_t f,
  * Lanes of one parameter are added in a fixed tree. The terms and sums run
  * in double for every type: dy's terms cancel, so a float sum of a half
  * tensor's dscale missed 1e-5, and so did float terms of a few members
- * (four whose sum is a five-hundredth of each: 2e-5 to 4e-5). */
-template <class T, class I>
+ * (four whose sum is a five-hundredth of each: 2e-5 to 4e-5).
+ * MV: members a thread loads at once. 1, or with NM_GRAD_VEC (a
+ * candidate, off until measured) 16 bytes where the members' last dim is a
+ * contiguous run of x and dy with the statistics constant along it (group
+ * norm's positions, NCHW; a.chunk a multiple of MV): one load of x, dy,
+ * mean and inv and one index division for MV terms, where an element takes
+ * a division and four conversions to double (16 a clock on a
+ * multiprocessor). */
+template <class T, class I, int MV = 1>
 __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
 {
-    typedef typename io<T>::C C;
+    typedef udnn_gpu_pack<T, MV> R;
     __shared__ double red[2][UDNN_GPU_BLOCK];
     const int ft = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
     const int64_t f = (int64_t)blockIdx.x * ft + tx;
@@ -879,27 +886,29 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
         nm_offsets<I, NM_SLOTS>(a.feat, (I)f, fo);
         const int64_t start = (int64_t)blockIdx.y * a.chunk;
         const I j0 = (I)start, j1 = (I)(a.M - start < a.chunk ? a.M : start + a.chunk);
-        for (I j = j0 + ty; j < j1; j += 2 * by) {
-            C xv[2], gv[2], mv[2], iv[2];
+        for (I j = j0 + (I)(ty * MV); j < j1; j += (I)(2 * by * MV)) {
+            R xv[2] = {}, gv[2] = {};
+            double mv[2] = {0.0, 0.0}, iv[2] = {0.0, 0.0};
 #pragma unroll
             for (int u = 0; u < 2; u++) {
-                xv[u] = gv[u] = mv[u] = iv[u] = C(0);
-                const I jj = j + u * by;
+                const I jj = j + (I)(u * by * MV);
                 if (jj < j1) {
                     int64_t mo[NM_SLOTS];
                     nm_offsets<I, NM_SLOTS>(a.memb, jj, mo);
                     const int64_t so = fo[N_ST] + mo[N_ST];
-                    xv[u] = io<T>::ld(a.x[fo[N_X] + mo[N_X]]);
-                    gv[u] = io<T>::ld(a.dy[fo[N_DY] + mo[N_DY]]);
-                    mv[u] = a.mean != NULL ? (C)a.mean[so] : C(0);
-                    iv[u] = (C)a.inv[so];
+                    xv[u] = *(const R *)(a.x + fo[N_X] + mo[N_X]);
+                    gv[u] = *(const R *)(a.dy + fo[N_DY] + mo[N_DY]);
+                    mv[u] = a.mean != NULL ? (double)a.mean[so] : 0.0;
+                    iv[u] = (double)a.inv[so];
                 }
             }
 #pragma unroll
-            for (int u = 0; u < 2; u++) {
-                ds += nm_dscale_term(gv[u], xv[u], mv[u], iv[u]);
-                db += (double)gv[u];
-            }
+            for (int u = 0; u < 2; u++)
+                for (int e = 0; e < MV; e++) {
+                    const double g = (double)udnn_gpu_pack_ld(gv[u], e);
+                    ds += nm_dscale_term(g, (double)udnn_gpu_pack_ld(xv[u], e), mv[u], iv[u]);
+                    db += g;
+                }
         }
     }
     nm_grad_tree(ds, db, red);
@@ -1957,13 +1966,23 @@ template <class T> static udnnStatus_t nm_param_grads(const udnn_gpu_context *c,
     if (adjacent || a.M < 64)
         while (ft < 32 && ft < a.F) ft *= 2;
     const int by = UDNN_GPU_BLOCK / ft;
-    /* nm_grad_vec: V parameters a thread, 16 bytes of x and dy */
+    /* 16 bytes of x and dy a load where the layout allows (NM_GRAD_VEC): V
+     * parameters a thread (nm_grad_vec) where a member's parameters are one
+     * run, else V members (nm_grad's MV) where the members' last dim is */
     constexpr int V = 16 / sizeof(T);
-    bool vec = NM_GRAD_VEC && V > 1 && ft == 32 && a.feat.nd == 1 && a.feat.st[N_X][0] == 1 &&
-               a.feat.st[N_DY][0] == 1 && a.feat.st[N_ST][0] == 0 && a.F % V == 0 &&
-               (uintptr_t)a.x % 16 == 0 && (uintptr_t)a.dy % 16 == 0;
+    const bool aligned = NM_GRAD_VEC && V > 1 && (uintptr_t)a.x % 16 == 0 &&
+                         (uintptr_t)a.dy % 16 == 0;
+    bool vec = aligned && ft == 32 && a.feat.nd == 1 && a.feat.st[N_X][0] == 1 &&
+               a.feat.st[N_DY][0] == 1 && a.feat.st[N_ST][0] == 0 && a.F % V == 0;
     for (int d = 0; d < a.memb.nd; d++)
         vec = vec && a.memb.st[N_X][d] % V == 0 && a.memb.st[N_DY][d] % V == 0;
+    const int ml = a.memb.nd - 1;
+    bool mvec = aligned && !vec && ft == 1 && ml >= 0 && a.memb.st[N_X][ml] == 1 &&
+                a.memb.st[N_DY][ml] == 1 && a.memb.st[N_ST][ml] == 0 && a.memb.dim[ml] % V == 0;
+    for (int d = 0; d < ml; d++)
+        mvec = mvec && a.memb.st[N_X][d] % V == 0 && a.memb.st[N_DY][d] % V == 0;
+    for (int d = 0; d < a.feat.nd; d++)
+        mvec = mvec && a.feat.st[N_X][d] % V == 0 && a.feat.st[N_DY][d] % V == 0;
     const int64_t fblocks = (a.F + ft * (vec ? V : 1) - 1) / (ft * (vec ? V : 1));
     const int64_t target = (int64_t)c->sm_count * 8;
     int64_t splits = (target + fblocks - 1) / fblocks;
@@ -1976,19 +1995,21 @@ template <class T> static udnnStatus_t nm_param_grads(const udnn_gpu_context *c,
     if (splits < 1) splits = 1;
     a.chunk = (a.M + splits - 1) / splits;
     if (a.chunk < 1) a.chunk = 1;
+    if (mvec) a.chunk = (a.chunk + V - 1) / V * V;
     splits = (a.M + a.chunk - 1) / a.chunk;
     if (splits < 1) splits = 1;
     a.partial = splits > 1 ? (double *)c->scratch : NULL;
 
     const dim3 block((unsigned)ft, (unsigned)by), grid((unsigned)fblocks, (unsigned)splits);
     const bool small = nm_small(a.F * a.M);
-    if constexpr (NM_GRAD_VEC && V > 1)
-        if (vec) {
-            if (small) nm_grad_vec<T, uint32_t, V><<<grid, block, 0, c->stream>>>(a);
-            else nm_grad_vec<T, int64_t, V><<<grid, block, 0, c->stream>>>(a);
-        }
-    if (!vec && small) nm_grad<T, uint32_t><<<grid, block, 0, c->stream>>>(a);
-    else if (!vec) nm_grad<T, int64_t><<<grid, block, 0, c->stream>>>(a);
+    if constexpr (NM_GRAD_VEC && V > 1) {
+        if (vec && small) nm_grad_vec<T, uint32_t, V><<<grid, block, 0, c->stream>>>(a);
+        else if (vec) nm_grad_vec<T, int64_t, V><<<grid, block, 0, c->stream>>>(a);
+        else if (mvec && small) nm_grad<T, uint32_t, V><<<grid, block, 0, c->stream>>>(a);
+        else if (mvec) nm_grad<T, int64_t, V><<<grid, block, 0, c->stream>>>(a);
+    }
+    if (!vec && !mvec && small) nm_grad<T, uint32_t><<<grid, block, 0, c->stream>>>(a);
+    else if (!vec && !mvec) nm_grad<T, int64_t><<<grid, block, 0, c->stream>>>(a);
     udnnStatus_t st = udnn_gpu_launched();
     if (st != UDNN_STATUS_SUCCESS || a.partial == NULL) return st;
     const dim3 fblock(NM_FIN_LANES, NM_FIN_ROWS);
