@@ -866,21 +866,30 @@ __device__ __forceinline__ void nm_grad_put(const nm_grad_args<T> &a, int64_t f,
  * in double for every type: dy's terms cancel, so a float sum of a half
  * tensor's dscale missed 1e-5, and so did float terms of a few members
  * (four whose sum is a five-hundredth of each: 2e-5 to 4e-5).
- * MV: members a thread loads at once. 1, or with NM_GRAD_VEC (a
- * candidate, off until measured) 16 bytes where the members' last dim is a
- * contiguous run of x and dy with the statistics constant along it (group
- * norm's positions, NCHW; a.chunk a multiple of MV): one load of x, dy,
- * mean and inv and one index division for MV terms, where an element takes
- * a division and four conversions to double (16 a clock on a
- * multiprocessor). */
-template <class T, class I, int MV = 1>
+ * With NM_GRAD_VEC (a candidate, off until measured) a thread loads 16
+ * bytes of x and dy at once: PV adjacent parameters, where a member's
+ * parameters are one contiguous run (one feature dim of unit stride, no
+ * statistics along it; layer norm), or MV adjacent members, where the
+ * members' last dim is one with the statistics constant along it (group
+ * norm's positions, NCHW; a.chunk a multiple of MV). A member's mean and
+ * inv are then converted to double once for 16 bytes' terms, and its index
+ * divided once, where an element took a division and four conversions to
+ * double (16 a clock on a multiprocessor) loading 2 bytes. A parameter's
+ * terms, their order and its tree stay as with one element a load. */
+#ifndef NM_GRAD_VEC
+#define NM_GRAD_VEC 0
+#endif
+
+template <class T, class I, int MV = 1, int PV = 1>
 __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
 {
-    typedef udnn_gpu_pack<T, MV> R;
+    static_assert(MV == 1 || PV == 1, "members or parameters a load, not both");
+    typedef udnn_gpu_pack<T, MV * PV> R;
     __shared__ double red[2][UDNN_GPU_BLOCK];
     const int ft = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
-    const int64_t f = (int64_t)blockIdx.x * ft + tx;
-    double ds = 0.0, db = 0.0;
+    const int64_t f = ((int64_t)blockIdx.x * ft + tx) * PV; /* the thread's first parameter */
+    double ds[PV], db[PV];
+    for (int e = 0; e < PV; e++) ds[e] = db[e] = 0.0;
     if (f < a.F) {
         int64_t fo[NM_SLOTS];
         nm_offsets<I, NM_SLOTS>(a.feat, (I)f, fo);
@@ -904,73 +913,22 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
             }
 #pragma unroll
             for (int u = 0; u < 2; u++)
-                for (int e = 0; e < MV; e++) {
+                for (int e = 0; e < MV * PV; e++) {
                     const double g = (double)udnn_gpu_pack_ld(gv[u], e);
-                    ds += nm_dscale_term(g, (double)udnn_gpu_pack_ld(xv[u], e), mv[u], iv[u]);
-                    db += g;
+                    const int q = PV > 1 ? e : 0;
+                    ds[q] += nm_dscale_term(g, (double)udnn_gpu_pack_ld(xv[u], e), mv[u], iv[u]);
+                    db[q] += g;
                 }
         }
     }
-    nm_grad_tree(ds, db, red);
-    if (ty != 0 || f >= a.F) return;
-    int64_t fo[NM_SLOTS];
-    nm_offsets<I, NM_SLOTS>(a.feat, (I)f, fo);
-    nm_grad_put(a, f, fo[N_P], red[0][tx], red[1][tx]);
-}
-
-/* nm_grad over V adjacent parameters a thread (NM_GRAD_VEC, a candidate,
- * off until measured) where a member's parameters are one contiguous run
- * of x and dy (one feature dim of unit stride, no statistics along it):
- * 16-byte loads of x and dy, and a member's mean and inv converted to
- * double once for V terms. nm_grad loads one element a thread (a warp's
- * 64 bytes of 16-bit data) and converts four values a term to double, at
- * 16 a clock on a multiprocessor. The terms, their order and the tree are
- * nm_grad's, so are the bits. */
-#ifndef NM_GRAD_VEC
-#define NM_GRAD_VEC 0
-#endif
-
-template <class T, class I, int V>
-__global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad_vec(nm_grad_args<T> a)
-{
-    typedef udnn_gpu_pack<T, V> R;
-    __shared__ double red[2][UDNN_GPU_BLOCK];
-    const int ft = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
-    const int64_t f0 = ((int64_t)blockIdx.x * ft + tx) * V; /* the thread's first parameter */
-    double ds[V], db[V];
-    for (int e = 0; e < V; e++) ds[e] = db[e] = 0.0;
-    if (f0 < a.F) {
-        const int64_t start = (int64_t)blockIdx.y * a.chunk;
-        const I j0 = (I)start, j1 = (I)(a.M - start < a.chunk ? a.M : start + a.chunk);
-        for (I j = j0 + ty; j < j1; j += 2 * by) {
-            R xv[2] = {}, gv[2] = {};
-            double mv[2] = {0.0, 0.0}, iv[2] = {0.0, 0.0};
-#pragma unroll
-            for (int u = 0; u < 2; u++) {
-                const I jj = j + u * by;
-                if (jj < j1) {
-                    int64_t mo[NM_SLOTS];
-                    nm_offsets<I, NM_SLOTS>(a.memb, jj, mo);
-                    xv[u] = *(const R *)(a.x + f0 + mo[N_X]);
-                    gv[u] = *(const R *)(a.dy + f0 + mo[N_DY]);
-                    mv[u] = a.mean != NULL ? (double)a.mean[mo[N_ST]] : 0.0;
-                    iv[u] = (double)a.inv[mo[N_ST]];
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < 2; u++)
-                for (int e = 0; e < V; e++) {
-                    const double g = (double)udnn_gpu_pack_ld(gv[u], e);
-                    ds[e] += nm_dscale_term(g, (double)udnn_gpu_pack_ld(xv[u], e), mv[u], iv[u]);
-                    db[e] += g;
-                }
-        }
-    }
-    for (int e = 0; e < V; e++) {
+    for (int e = 0; e < PV; e++) {
         nm_grad_tree(ds[e], db[e], red);
-        const int64_t f = f0 + e;
-        if (ty == 0 && f < a.F) nm_grad_put(a, f, f * a.feat.st[N_P][0], red[0][tx], red[1][tx]);
-        __syncthreads(); /* red is read before the next parameter's sums */
+        if (ty == 0 && f + e < a.F) {
+            int64_t fo[NM_SLOTS];
+            nm_offsets<I, NM_SLOTS>(a.feat, (I)(f + e), fo);
+            nm_grad_put(a, f + e, fo[N_P], red[0][tx], red[1][tx]);
+        }
+        if (PV > 1) __syncthreads(); /* red is read before the next parameter's sums */
     }
 }
 
@@ -1967,8 +1925,8 @@ template <class T> static udnnStatus_t nm_param_grads(const udnn_gpu_context *c,
         while (ft < 32 && ft < a.F) ft *= 2;
     const int by = UDNN_GPU_BLOCK / ft;
     /* 16 bytes of x and dy a load where the layout allows (NM_GRAD_VEC): V
-     * parameters a thread (nm_grad_vec) where a member's parameters are one
-     * run, else V members (nm_grad's MV) where the members' last dim is */
+     * parameters a thread (nm_grad's PV) where a member's parameters are
+     * one run, else V members (MV) where the members' last dim is */
     constexpr int V = 16 / sizeof(T);
     const bool aligned = NM_GRAD_VEC && V > 1 && (uintptr_t)a.x % 16 == 0 &&
                          (uintptr_t)a.dy % 16 == 0;
@@ -2002,14 +1960,12 @@ template <class T> static udnnStatus_t nm_param_grads(const udnn_gpu_context *c,
 
     const dim3 block((unsigned)ft, (unsigned)by), grid((unsigned)fblocks, (unsigned)splits);
     const bool small = nm_small(a.F * a.M);
+    auto launch = [&](auto kernel) { kernel<<<grid, block, 0, c->stream>>>(a); };
     if constexpr (NM_GRAD_VEC && V > 1) {
-        if (vec && small) nm_grad_vec<T, uint32_t, V><<<grid, block, 0, c->stream>>>(a);
-        else if (vec) nm_grad_vec<T, int64_t, V><<<grid, block, 0, c->stream>>>(a);
-        else if (mvec && small) nm_grad<T, uint32_t, V><<<grid, block, 0, c->stream>>>(a);
-        else if (mvec) nm_grad<T, int64_t, V><<<grid, block, 0, c->stream>>>(a);
+        if (vec) small ? launch(nm_grad<T, uint32_t, 1, V>) : launch(nm_grad<T, int64_t, 1, V>);
+        if (mvec) small ? launch(nm_grad<T, uint32_t, V, 1>) : launch(nm_grad<T, int64_t, V, 1>);
     }
-    if (!vec && !mvec && small) nm_grad<T, uint32_t><<<grid, block, 0, c->stream>>>(a);
-    else if (!vec && !mvec) nm_grad<T, int64_t><<<grid, block, 0, c->stream>>>(a);
+    if (!vec && !mvec) small ? launch(nm_grad<T, uint32_t>) : launch(nm_grad<T, int64_t>);
     udnnStatus_t st = udnn_gpu_launched();
     if (st != UDNN_STATUS_SUCCESS || a.partial == NULL) return st;
     const dim3 fblock(NM_FIN_LANES, NM_FIN_ROWS);

@@ -341,8 +341,8 @@ template <class T> struct alignas(sizeof(T) == 8 ? 16 : 4 * sizeof(T)) pool_vt {
  * (176 bytes, not measured). The other fast kernels lost a little at three
  * blocks (max 2 x 2 forward f16 2757 / 2657 against 2810 / 2865), and
  * pool_chan_fwd lost 30% at four (64 registers). */
-#define POOL_FAST __global__ void __launch_bounds__(UDNN_GPU_BLOCK, 2)
 #define POOL_LEAN_IF(LEAN) __global__ void __launch_bounds__(UDNN_GPU_BLOCK, (LEAN) ? 3 : 2)
+#define POOL_FAST POOL_LEAN_IF(false)
 
 /* s / d for the averages (d a small whole number): float by __fdividef
  * (within 2 ulp; no slow path to call, and save registers around), double

@@ -1049,10 +1049,9 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
  * 1810 / 1761. The same in sm_cols_reg_kernel's forward sums (CHANNEL f32
  * NCHW, 71% of issue slots busy) ran 3133 / 3039 against 3074 / 3091: no
  * gain, not kept. */
-template <class C> __device__ __forceinline__ C sm_cluster_exp(C d)
+__device__ __forceinline__ float sm_cluster_exp(float d)
 {
-    if constexpr (sizeof(C) == 4) return exp2f(d * 1.44269504f);
-    else return exp(d);
+    return exp2f(d * 1.44269504f);
 }
 
 #if UDNN_GPU_CLUSTERS
