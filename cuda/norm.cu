@@ -463,33 +463,24 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_split(nm_fwd_args<T> a)
                           p.lo, p.hi);
 }
 
-/* The few long sets' second pass by groups of sets: with NM_SET_GROUP >
- * 1, where every set has the same parameters (layer and RMS norm, whose
- * scale and bias hold one value per element of a set), a block takes one
- * range of items of NM_SET_GROUP sets and loads each item's parameters once
- * for them all. nm_fwd_split's blocks each take one set, so each set's
- * blocks load the parameters again: for layer norm over 64 sets of
- * 802816 f16 elements, float scale and bias are 64 bytes through L2 for
- * each 16 bytes of x. A candidate, off until measured. */
-#ifndef NM_SET_GROUP
-#define NM_SET_GROUP 1
-#endif
-/* With NM_SET_GROUP, the backward's first pass by groups too
- * (nm_bwd_part_sets), which loads the scale per set as well; a second
- * candidate, off until measured. */
-#ifndef NM_SET_GROUP_SUMS
-#define NM_SET_GROUP_SUMS 0
-#endif
+/* The few long sets' second pass by groups of sets: where every set has
+ * the same parameters (layer and RMS norm, whose scale and bias hold one
+ * value per element of a set), a block takes one range of items of a
+ * group's sets and loads each item's parameters once for them all.
+ * nm_fwd_split's blocks each take one set, so each set's blocks load the
+ * parameters again: for layer norm over 64 sets of 802816 f16 elements,
+ * float scale and bias are 64 bytes through L2 for each 16 bytes of x.
+ * On the H200 that forward went from 1153 to 1837 GB/s, f32 from 1950
+ * to 2167, RMS bf16 (32 sets) from 1219 to 1586. The backward's first
+ * pass by groups too (loading the scale once for a group's sums) lost:
+ * 968 against 1013 GB/s f16, 1438 against 1585 f32, with nm_grad's 16-byte
+ * loads on in both. */
 #define NM_SET_THREADS 256
 
-/* The sets of a group for T: NM_SET_GROUP of the 16-bit types, half as
- * many of FLOAT and a quarter of DOUBLE, 16 bytes a set in flight per
- * thread either way (more spill in FLOAT's and DOUBLE's double
- * arithmetic); 1: no groups. */
-template <class T> __host__ __device__ constexpr int nm_set_group()
-{
-    return NM_SET_GROUP * 2 / (int)sizeof(T) > 1 ? NM_SET_GROUP * 2 / (int)sizeof(T) : 1;
-}
+/* The sets of a group for T: 8 of the 16-bit types, 4 of FLOAT and 2 of
+ * DOUBLE, 16 bytes a set in flight per thread either way (more spill in
+ * FLOAT's and DOUBLE's double arithmetic). */
+template <class T> __host__ __device__ constexpr int nm_set_group() { return 16 / (int)sizeof(T); }
 
 /* The grouped pass's grid: `ranges` ranges of `per` items for each group
  * of G sets; block b takes range b % ranges of group b / ranges, blocks
@@ -524,8 +515,7 @@ __device__ __forceinline__ nm_set_part nm_set_part_of(int64_t nsets, int64_t ite
  * warp that calls it: its offsets and its ranges' two sums joined, lane l
  * adding partials l, l + ws, ... in order and the lanes' sums then in a
  * butterfly (a + b and b + a are the same bits), so that every block of
- * the set gets the same sums, and the partials (a grouped first pass
- * leaves hundreds a set) are read ws at a time. A is nm_fwd_args or
+ * the set gets the same sums, and the partials are read ws at a time. A is nm_fwd_args or
  * nm_bwd_args. */
 template <class I, class A>
 __device__ __forceinline__ void nm_set_sums(const A &a, const nm_set_part &p, int s,
@@ -747,7 +737,7 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_bwd_split(nm_bwd_args<T> a)
     nm_bwd_write<T, I, V>(a, p.so, nm_bwd_set_of<T>(a, p.so), sg, sgx, p.lo, p.hi);
 }
 
-/* nm_bwd_split by groups of sets (NM_SET_GROUP, as nm_fwd_sets): a
+/* nm_bwd_split by groups of sets (as nm_fwd_sets): a
  * block's item range of a group's sets, each item's scale loaded once for
  * them; dx as nm_bwd_write computes it. */
 template <class T, class I, int V>
@@ -866,8 +856,7 @@ __device__ __forceinline__ void nm_grad_put(const nm_grad_args<T> &a, int64_t f,
  * in double for every type: dy's terms cancel, so a float sum of a half
  * tensor's dscale missed 1e-5, and so did float terms of a few members
  * (four whose sum is a five-hundredth of each: 2e-5 to 4e-5).
- * With NM_GRAD_VEC (a candidate, off until measured) a thread loads 16
- * bytes of x and dy at once: PV adjacent parameters, where a member's
+ * Where the layout allows, a thread loads 16 bytes of x and dy at once: PV adjacent parameters, where a member's
  * parameters are one contiguous run (one feature dim of unit stride, no
  * statistics along it; layer norm), or MV adjacent members, where the
  * members' last dim is one with the statistics constant along it (group
@@ -875,10 +864,10 @@ __device__ __forceinline__ void nm_grad_put(const nm_grad_args<T> &a, int64_t f,
  * inv are then converted to double once for 16 bytes' terms, and its index
  * divided once, where an element took a division and four conversions to
  * double (16 a clock on a multiprocessor) loading 2 bytes. A parameter's
- * terms, their order and its tree stay as with one element a load. */
-#ifndef NM_GRAD_VEC
-#define NM_GRAD_VEC 0
-#endif
+ * terms, their order and its tree stay as with one element a load. On the
+ * H200 the few long sets' backward (layer norm, 64 sets of 802816) went
+ * from 850 to 1013 GB/s f16 and from 1286 to 1585 f32, group norm's
+ * backward (8 groups, 32 x 256 x 112 x 112 f16) from 741 to 1414. */
 
 template <class T, class I, int MV = 1, int PV = 1>
 __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
@@ -1085,68 +1074,6 @@ __device__ __forceinline__ void nm_row_sum(S (&v)[NQ], S *red, int parity)
         for (int i = 1; i < per; i++) t += r[(first + i) * NQ + lane];
     }
     for (int q = 0; q < NQ; q++) v[q] = udnnGpuShflXor(t, lane ^ q);
-}
-
-/* The few long sets' backward first pass by groups of sets
- * (NM_SET_GROUP_SUMS; here for nm_row_sum): a block's item range of a
- * group's sets, each item's scale loaded once for them, each set's sum g
- * and sum g * xhat over the range (nm_bwd_sums' terms) summed over the
- * block and left in a.partial[set * a.chunks + k], a.chunks the grid's
- * ranges; nm_bwd_sets joins them. */
-template <class T, class I, int V>
-__global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_part_sets(nm_bwd_args<T> a,
-                                                                      nm_set_grid r)
-{
-    typedef typename nm_wide<T>::W W;
-    constexpr int G = nm_set_group<T>();
-    __shared__ W red[2 * NM_ROW_WARPS * 2 * G];
-    __shared__ W sw[G][2]; /* each set's mean and inv */
-    __shared__ int64_t xo[G], dyo[G];
-    const nm_set_part p = nm_set_part_of<G>(a.nsets, a.inner.size, r);
-    if ((int)threadIdx.x < p.gs) {
-        int64_t so[NM_SLOTS];
-        nm_offsets<I, NM_SLOTS>(a.sets, (I)(p.s0 + threadIdx.x), so);
-        const nm_bwd_set<W> st = nm_bwd_set_of<T>(a, so);
-        sw[threadIdx.x][0] = st.mean;
-        sw[threadIdx.x][1] = st.inv;
-        xo[threadIdx.x] = so[N_X];
-        dyo[threadIdx.x] = so[N_DY];
-    }
-    __syncthreads();
-    W q[2 * G];
-#pragma unroll
-    for (int i = 0; i < 2 * G; i++) q[i] = W(0);
-    for (I j = (I)p.lo + (I)threadIdx.x; j < (I)p.hi; j += (I)blockDim.x) {
-        int64_t o[4];
-        nm_elem<I, 4, V>(a.inner, j, o);
-        W sc[V];
-        for (int k = 0; k < V; k++) sc[k] = (W)a.scale[o[N_P] + k * a.pstep];
-        /* no stores and no branches here, so that the compiler may take
-         * the loads ahead as the registers allow: a group's missing sets
-         * load set 0's item again and add nothing */
-#pragma unroll
-        for (int s = 0; s < G; s++) {
-            const int sl = s < p.gs ? s : 0;
-            const udnn_gpu_pack<T, V> xr = *(const udnn_gpu_pack<T, V> *)(a.x + xo[sl] + o[N_X]);
-            const udnn_gpu_pack<T, V> gr = *(const udnn_gpu_pack<T, V> *)(a.dy + dyo[sl] + o[N_DY]);
-            const nm_bwd_set<W> st = {sw[sl][0], sw[sl][1]};
-            W tg = W(0), tgx = W(0);
-            for (int k = 0; k < V; k++) {
-                const W g = udnnGpuMulRn((W)udnn_gpu_pack_ld(gr, k), sc[k]);
-                tg += g;
-                tgx += g * nm_bwd_xhat((W)udnn_gpu_pack_ld(xr, k), st);
-            }
-            q[2 * s] = s < p.gs ? q[2 * s] + tg : q[2 * s];
-            q[2 * s + 1] = s < p.gs ? q[2 * s + 1] + tgx : q[2 * s + 1];
-        }
-    }
-    nm_row_sum<W, 2 * G>(q, red, 0);
-    if (threadIdx.x != 0) return;
-    for (int s = 0; s < p.gs; s++) {
-        const int64_t b = (p.s0 + s) * a.chunks + p.k;
-        a.partial[2 * b] = (double)q[2 * s];
-        a.partial[2 * b + 1] = (double)q[2 * s + 1];
-    }
 }
 
 /* One row per team (blockDim.y teams per block), NM_FWD_NV items per
@@ -1797,16 +1724,16 @@ template <class A> static unsigned nm_split_setup(const udnn_gpu_context *c, A &
     return (unsigned)(a.nsets * a.chunks);
 }
 
-/* The grid of nm_fwd_sets and nm_bwd_sets (nm_set_group > 1) for a's
- * sets: about as many threads as nm_split_chunks aims at, in blocks of
- * NM_SET_THREADS taking whole rounds of items; ranges 0 where the sets'
- * parameters differ (group norm) or the groups are off. */
+/* The grid of nm_fwd_sets and nm_bwd_sets for a's sets: about as many
+ * threads as nm_split_chunks aims at, in blocks of NM_SET_THREADS taking
+ * whole rounds of items; ranges 0 where the sets' parameters differ (group
+ * norm). */
 template <class T, class A>
 static nm_set_grid nm_set_grid_of(const udnn_gpu_context *c, const A &a, unsigned *blocks)
 {
     constexpr int G = nm_set_group<T>();
     nm_set_grid r = {0, 0};
-    bool alike = G > 1;
+    bool alike = true;
     for (int d = 0; d < a.sets.nd; d++) alike = alike && a.sets.st[N_P][d] == 0;
     if (!alike) return r;
     const int64_t groups = (a.nsets + G - 1) / G, items = a.inner.size;
@@ -1887,11 +1814,10 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
             nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             unsigned sb = 0;
             const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
-            if constexpr (nm_set_group<T>() > 1)
-                if (r.ranges > 0) {
-                    nm_fwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
-                    return;
-                }
+            if (r.ranges > 0) {
+                nm_fwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
+                return;
+            }
             nm_fwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
         },
         [&](auto i, auto v, dim3 grid, dim3 block) {
@@ -1924,11 +1850,11 @@ template <class T> static udnnStatus_t nm_param_grads(const udnn_gpu_context *c,
     if (adjacent || a.M < 64)
         while (ft < 32 && ft < a.F) ft *= 2;
     const int by = UDNN_GPU_BLOCK / ft;
-    /* 16 bytes of x and dy a load where the layout allows (NM_GRAD_VEC): V
+    /* 16 bytes of x and dy a load where the layout allows: V
      * parameters a thread (nm_grad's PV) where a member's parameters are
      * one run, else V members (MV) where the members' last dim is */
     constexpr int V = 16 / sizeof(T);
-    const bool aligned = NM_GRAD_VEC && V > 1 && (uintptr_t)a.x % 16 == 0 &&
+    const bool aligned = (uintptr_t)a.x % 16 == 0 &&
                          (uintptr_t)a.dy % 16 == 0;
     bool vec = aligned && ft == 32 && a.feat.nd == 1 && a.feat.st[N_X][0] == 1 &&
                a.feat.st[N_DY][0] == 1 && a.feat.st[N_ST][0] == 0 && a.F % V == 0;
@@ -1961,11 +1887,9 @@ template <class T> static udnnStatus_t nm_param_grads(const udnn_gpu_context *c,
     const dim3 block((unsigned)ft, (unsigned)by), grid((unsigned)fblocks, (unsigned)splits);
     const bool small = nm_small(a.F * a.M);
     auto launch = [&](auto kernel) { kernel<<<grid, block, 0, c->stream>>>(a); };
-    if constexpr (NM_GRAD_VEC && V > 1) {
-        if (vec) small ? launch(nm_grad<T, uint32_t, 1, V>) : launch(nm_grad<T, int64_t, 1, V>);
-        if (mvec) small ? launch(nm_grad<T, uint32_t, V, 1>) : launch(nm_grad<T, int64_t, V, 1>);
-    }
-    if (!vec && !mvec) small ? launch(nm_grad<T, uint32_t>) : launch(nm_grad<T, int64_t>);
+    if (vec) small ? launch(nm_grad<T, uint32_t, 1, V>) : launch(nm_grad<T, int64_t, 1, V>);
+    else if (mvec) small ? launch(nm_grad<T, uint32_t, V, 1>) : launch(nm_grad<T, int64_t, V, 1>);
+    else small ? launch(nm_grad<T, uint32_t>) : launch(nm_grad<T, int64_t>);
     udnnStatus_t st = udnn_gpu_launched();
     if (st != UDNN_STATUS_SUCCESS || a.partial == NULL) return st;
     const dim3 fblock(NM_FIN_LANES, NM_FIN_ROWS);
@@ -2008,23 +1932,9 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
             constexpr int V = decltype(v)::value;
             unsigned sb = 0;
             const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
-            if constexpr (nm_set_group<T>() > 1)
-                if (r.ranges > 0) {
-                    /* the grouped first pass's partials: a.chunks its ranges */
-                    nm_bwd_args<T> ga = a;
-                    bool grouped = false;
-                    if constexpr (NM_SET_GROUP_SUMS)
-                        if ((size_t)(2 * a.nsets * r.ranges) * sizeof(double) <= c->scratch_bytes) {
-                            ga.chunks = r.ranges;
-                            nm_bwd_part_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(ga, r);
-                            grouped = true;
-                        }
-                    if (!grouped) nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
-                    nm_bwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(ga, r);
-                    return;
-                }
             nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
-            nm_bwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
+            if (r.ranges > 0) nm_bwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
+            else nm_bwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
         },
         [&](auto i, auto v, dim3 grid, dim3 block) {
             nm_bwd<T, decltype(i), decltype(v)::value><<<grid, block, 0, c->stream>>>(a);
