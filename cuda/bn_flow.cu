@@ -527,37 +527,17 @@ __device__ __forceinline__ void bn_flow_item(const bn_flow_args<T, C> &a, uint32
     else bn_flow_sum<T, K, BWD, ROWS, W, U, false>(a, item, at, sm, xr, gr);
 }
 
-/* Ticket t: the first `lag` are R items 0..lag-1; then pairs (R lag + i,
- * A i); then the last A items. */
+/* R items `lag` tickets ahead of A items (udnn_gpu_flow). */
 template <class T, int K, bool BWD, bool ROWS, int W>
 __global__ void __launch_bounds__(UDNN_GPU_BLOCK, BWD ? BN_FLOW_MIN_BWD : BN_FLOW_MIN_FWD)
     bn_flow(bn_flow_args<T, typename bn_acc<T, BWD>::A> a)
 {
     typedef typename bn_acc<T, BWD>::A C;
     __shared__ bn_flow_smem<C, bn_flow_fg<T, ROWS, W>::FG, K> sm;
-    const uint32_t total = 2 * a.NR, pairs = a.NR - a.lag;
-    uint32_t next = 0;
-    if (threadIdx.x == 0) next = atomicAdd(a.ticket, 1u);
-    for (;;) {
-        if (threadIdx.x == 0) {
-            /* the next ticket is fetched while this one's item runs */
-            sm.ticket = next;
-            if (next < total) next = atomicAdd(a.ticket, 1u);
-        }
-        __syncthreads();
-        const uint32_t t = sm.ticket;
-        if (t >= total) return;
-        bool reduce = true;
-        uint32_t item = t;
-        if (t >= a.lag) {
-            const uint32_t u = t - a.lag;
-            reduce = u < 2 * pairs && u % 2 == 0;
-            item = u >= 2 * pairs ? u - pairs : reduce ? a.lag + u / 2 : u / 2;
-        }
+    udnn_gpu_flow(a.ticket, a.NR, a.lag, &sm.ticket, [&](bool reduce, uint32_t item) {
         if (reduce) bn_flow_item<T, K, BWD, ROWS, W, false>(a, item, sm);
         else bn_flow_item<T, K, BWD, ROWS, W, true>(a, item, sm);
-        __syncthreads();
-    }
+    });
 }
 
 /* ---- one read: training and backward with the data held on chip -------------------- */

@@ -434,6 +434,45 @@ __device__ __forceinline__ void udnn_gpu_spin_until(const uint32_t *count, uint3
     }
 }
 
+/* A two-phase flow (bn_flow.cu, norm.cu's nm_fwd_flow): n reduce items
+ * and n apply items, taken by a persistent grid in ticket order (an atomic
+ * counter, zero at the launch). The first `lag` tickets (lag <= n) are
+ * reduce items 0..lag-1, then pairs (reduce lag + i, apply i), then the
+ * last apply items, so that an apply item comes about `lag` tickets after
+ * the reduce item of the same index. An item may wait only for items of
+ * lower tickets, which running blocks hold, and those only for lower ones
+ * still: the lowest unfinished ticket always progresses, so the grid needs
+ * no co-residency (nor a cooperative launch). Calls item(reduce, i) for
+ * each of the block's tickets, every thread of the block together, with
+ * barriers around it; *held is the block's shared ticket. */
+template <class Item>
+__device__ __forceinline__ void udnn_gpu_flow(uint32_t *ticket, uint32_t n, uint32_t lag,
+                                              uint32_t *held, Item &&item)
+{
+    const uint32_t total = 2 * n, pairs = n - lag;
+    uint32_t next = 0;
+    if (threadIdx.x == 0) next = atomicAdd(ticket, 1u);
+    for (;;) {
+        if (threadIdx.x == 0) {
+            /* the next ticket is fetched while this one's item runs */
+            *held = next;
+            if (next < total) next = atomicAdd(ticket, 1u);
+        }
+        __syncthreads();
+        const uint32_t t = *held;
+        if (t >= total) return;
+        bool reduce = true;
+        uint32_t i = t;
+        if (t >= lag) {
+            const uint32_t u = t - lag;
+            reduce = u < 2 * pairs && u % 2 == 0;
+            i = u >= 2 * pairs ? u - pairs : reduce ? lag + u / 2 : u / 2;
+        }
+        item(reduce, i);
+        __syncthreads();
+    }
+}
+
 /* bytes rounded up to 256, the alignment of regions carved from scratch. */
 static inline size_t udnn_gpu_align256(size_t bytes)
 {

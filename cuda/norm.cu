@@ -489,7 +489,7 @@ typedef struct {
     int64_t ranges, per;
 } nm_set_grid;
 
-/* The block's group of G sets from s0 (gs of them) and its item range
+/* Block b's group of G sets from s0 (gs of them) and its item range
  * [lo, hi). */
 struct nm_set_part {
     int64_t s0, k;
@@ -499,10 +499,10 @@ struct nm_set_part {
 
 template <int G>
 __device__ __forceinline__ nm_set_part nm_set_part_of(int64_t nsets, int64_t items,
-                                                      const nm_set_grid &r)
+                                                      const nm_set_grid &r, int64_t b)
 {
     nm_set_part p;
-    const int64_t b = (int64_t)gridDim.x - 1 - blockIdx.x, grp = b / r.ranges;
+    const int64_t grp = b / r.ranges;
     p.k = b - grp * r.ranges;
     p.s0 = grp * G;
     p.gs = (int)(nsets - p.s0 < G ? nsets - p.s0 : G);
@@ -515,8 +515,9 @@ __device__ __forceinline__ nm_set_part nm_set_part_of(int64_t nsets, int64_t ite
  * warp that calls it: its offsets and its ranges' two sums joined, lane l
  * adding partials l, l + ws, ... in order and the lanes' sums then in a
  * butterfly (a + b and b + a are the same bits), so that every block of
- * the set gets the same sums, and the partials are read ws at a time. A is nm_fwd_args or
- * nm_bwd_args. */
+ * the set gets the same sums, and the partials are read ws at a time
+ * (from L2: in nm_fwd_flow other blocks of the launch wrote them). A is
+ * nm_fwd_args or nm_bwd_args. */
 template <class I, class A>
 __device__ __forceinline__ void nm_set_sums(const A &a, const nm_set_part &p, int s,
                                             int64_t (&so)[NM_SLOTS], double &s1, double &s2)
@@ -527,8 +528,8 @@ __device__ __forceinline__ void nm_set_sums(const A &a, const nm_set_part &p, in
     const double *q = a.partial + 2 * set * a.chunks;
     s1 = s2 = 0.0;
     for (int64_t i = lane; i < a.chunks; i += ws) {
-        s1 += q[2 * i];
-        s2 += q[2 * i + 1];
+        s1 += udnnGpuLoadCoherent(q + 2 * i);
+        s2 += udnnGpuLoadCoherent(q + 2 * i + 1);
     }
     for (int m = ws / 2; m > 0; m /= 2) {
         s1 += udnnGpuShflXor(s1, m);
@@ -536,21 +537,22 @@ __device__ __forceinline__ void nm_set_sums(const A &a, const nm_set_part &p, in
     }
 }
 
-template <class T, class I, int V>
-__global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_fwd_sets(nm_fwd_args<T> a, nm_set_grid r)
+/* y over p's item range of p's sets, their partials and shifts in. HINT:
+ * x's loads and y's stores evict first (nm_fwd_flow). */
+template <class T, class I, int V, bool HINT = false>
+__device__ __forceinline__ void nm_fwd_set_write(const nm_fwd_args<T> &a, const nm_set_part &p)
 {
     typedef typename io<T>::C C;
     constexpr int G = nm_set_group<T>();
     __shared__ nm_stats<C> st[G];
     __shared__ int64_t xo[G], yo[G];
-    const nm_set_part p = nm_set_part_of<G>(a.nsets, a.inner.size, r);
     /* a warp a set */
     const int ws = udnnGpuWarpSize, lane = threadIdx.x % ws;
     for (int s = threadIdx.x / ws; s < p.gs; s += blockDim.x / ws) {
         int64_t so[NM_SLOTS];
         double s1, s2;
         nm_set_sums<I>(a, p, s, so, s1, s2);
-        const double shift = a.partial[2 * a.nsets * a.chunks + p.s0 + s];
+        const double shift = udnnGpuLoadCoherent(a.partial + 2 * a.nsets * a.chunks + p.s0 + s);
         const nm_stats<C> f = nm_fwd_finish(a, s1, s2, shift, so[N_ST], p.k == 0 && lane == 0);
         if (lane == 0) {
             st[s] = f;
@@ -574,7 +576,7 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_fwd_sets(nm_fwd_args<T> 
         udnn_gpu_pack<T, V> xr[G];
 #pragma unroll
         for (int s = 0; s < G; s++)
-            xr[s] = *(const udnn_gpu_pack<T, V> *)(a.x + xo[s < p.gs ? s : 0] + o[N_X]);
+            xr[s] = udnn_gpu_load_pack<HINT, T, V>(a.x + xo[s < p.gs ? s : 0] + o[N_X]);
         /* y as nm_fwd_write computes it */
 #pragma unroll
         for (int s = 0; s < G; s++) {
@@ -585,9 +587,22 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_fwd_sets(nm_fwd_args<T> 
                 v[k] = ((udnn_gpu_pack_ld(xr[s], k) - f.hi) - f.lo) * f.inv * sc[k];
                 if (a.bias != NULL) v[k] += bi[k];
             }
-            nm_store<T, V>(a.y + yo[s], o[N_OUT], v);
+            if constexpr (HINT) {
+                udnn_gpu_pack<T, V> w;
+                for (int k = 0; k < V; k++) w.v[k] = io<T>::st(v[k]);
+                udnn_gpu_store_pack<true, T, V>(a.y + yo[s] + o[N_OUT], w);
+            } else {
+                nm_store<T, V>(a.y + yo[s], o[N_OUT], v);
+            }
         }
     }
+}
+
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_fwd_sets(nm_fwd_args<T> a, nm_set_grid r)
+{
+    nm_fwd_set_write<T, I, V>(a, nm_set_part_of<nm_set_group<T>()>(
+                                     a.nsets, a.inner.size, r, (int64_t)gridDim.x - 1 - blockIdx.x));
 }
 
 /* ---- backward: dx ---------------------------------------------------------------------------- */
@@ -749,7 +764,8 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_sets(nm_bwd_args<T> 
     /* each set's mean, inv, mean(g) and mean(g * xhat) */
     __shared__ W sw[G][4];
     __shared__ int64_t xo[G], dyo[G], dxo[G];
-    const nm_set_part p = nm_set_part_of<G>(a.nsets, a.inner.size, r);
+    const nm_set_part p =
+        nm_set_part_of<G>(a.nsets, a.inner.size, r, (int64_t)gridDim.x - 1 - blockIdx.x);
     /* a warp a set */
     const int ws = udnnGpuWarpSize;
     for (int s = threadIdx.x / ws; s < p.gs; s += blockDim.x / ws) {
@@ -1074,6 +1090,105 @@ __device__ __forceinline__ void nm_row_sum(S (&v)[NQ], S *red, int parity)
         for (int i = 1; i < per; i++) t += r[(first + i) * NQ + lane];
     }
     for (int q = 0; q < NQ; q++) v[q] = udnnGpuShflXor(t, lane ^ q);
+}
+
+/* The few long sets' forward in one launch, for 4- and 8-byte types where
+ * the groups serve: nm_fwd_part's sums and nm_fwd_sets' output as the
+ * reduce and apply items of a flow (udnn_gpu_flow), item b being block
+ * b's of nm_fwd_sets (group b / ranges, range b % ranges). The two
+ * launches read x twice from DRAM where the sets outgrow L2, less the last
+ * part's ranges, which nm_fwd_sets reads first; here an apply item reads
+ * its range about `lag` tickets after its reduce item did, and marks x
+ * (its last read) and y evict first, so that L2 keeps the ranges still to
+ * be applied. H200, layer norm forward over sets of 256 x 56 x 56, GB/s,
+ * two launches against the flow (without the marks): f32 64 sets 2172 /
+ * 2137 against 2374 / 2418 (2335 / 2339), 32 sets 1975 / 1976 against
+ * 2024 / 2104, 16 sets 1609 / 1660 against 1606 / 1645; RMS f32 64 sets
+ * 2162 / 2197 against 2407 / 2457; f64 32 sets 2192 / 2226 against 2254 /
+ * 2253. 16-bit types lost: f16 64 sets 1868 / 1834 against 1801 / 1817
+ * (1777 / 1740), 16 sets 1333 / 1404 against 1070 / 1116, RMS bf16 32
+ * sets 1580 / 1590 against 1257 / 1302, f16 128 sets level (2150 / 2148,
+ * 2143 / 2151): half the bytes for the same reduce and apply work. */
+struct nm_flow {
+    uint32_t *ticket, *done; /* [1], [groups]: zero at the launch */
+    uint32_t n, lag;         /* items of each kind, the lag (udnn_gpu_flow) */
+};
+
+/* p's sets' shifted sums over its item range, summed over the block into
+ * a.partial[set * a.chunks + p.k] (a.chunks: the ranges); range 0's item
+ * also leaves each set's shift after the partials, as nm_fwd_part does. */
+template <class T, class I, int V>
+__device__ __forceinline__ void nm_fwd_set_sums(const nm_fwd_args<T> &a, const nm_set_part &p,
+                                                double *red)
+{
+    constexpr int G = nm_set_group<T>();
+    __shared__ double sh[G];
+    __shared__ int64_t xo[G];
+    if ((int)threadIdx.x < p.gs) {
+        int64_t so[NM_SLOTS];
+        nm_offsets<I, NM_SLOTS>(a.sets, (I)(p.s0 + threadIdx.x), so);
+        xo[threadIdx.x] = so[N_X];
+        sh[threadIdx.x] = nm_fwd_shift(a, a.x + so[N_X]);
+    }
+    __syncthreads();
+    double q[2 * G];
+#pragma unroll
+    for (int i = 0; i < 2 * G; i++) q[i] = 0.0;
+    for (I j = (I)p.lo + (I)threadIdx.x; j < (I)p.hi; j += (I)blockDim.x) {
+        int64_t o[1];
+        nm_elem<I, 1, V>(a.inner, j, o);
+        /* without branches, so that the loads go ahead together: a group's
+         * missing sets load set 0's item again and add nothing */
+        udnn_gpu_pack<T, V> xr[G];
+#pragma unroll
+        for (int s = 0; s < G; s++)
+            xr[s] = *(const udnn_gpu_pack<T, V> *)(a.x + xo[s < p.gs ? s : 0] + o[N_X]);
+#pragma unroll
+        for (int s = 0; s < G; s++) {
+            double s1 = 0.0, s2 = 0.0;
+            for (int k = 0; k < V; k++)
+                nm_fwd_add((double)udnn_gpu_pack_ld(xr[s], k), sh[s < p.gs ? s : 0], s1, s2);
+            q[2 * s] += s < p.gs ? s1 : 0.0;
+            q[2 * s + 1] += s < p.gs ? s2 : 0.0;
+        }
+    }
+    nm_row_sum<double, 2 * G>(q, red, 0);
+    if (threadIdx.x != 0) return;
+#pragma unroll /* q in registers: constant indices */
+    for (int s = 0; s < G; s++) {
+        if (s >= p.gs) break;
+        const int64_t set = p.s0 + s;
+        a.partial[2 * (set * a.chunks + p.k)] = q[2 * s];
+        a.partial[2 * (set * a.chunks + p.k) + 1] = q[2 * s + 1];
+        if (p.k == 0) a.partial[2 * a.nsets * a.chunks + set] = sh[s];
+    }
+}
+
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_fwd_flow(nm_fwd_args<T> a, nm_set_grid r,
+                                                                 nm_flow f)
+{
+    constexpr int G = nm_set_group<T>();
+    __shared__ double red[2 * NM_ROW_WARPS * 2 * G];
+    __shared__ uint32_t held;
+    udnn_gpu_flow(f.ticket, f.n, f.lag, &held, [&](bool reduce, uint32_t item) {
+        const nm_set_part p = nm_set_part_of<G>(a.nsets, a.inner.size, r, item);
+        const int64_t grp = item / r.ranges;
+        if (reduce) {
+            nm_fwd_set_sums<T, I, V>(a, p, red);
+            if (threadIdx.x == 0) {
+                __threadfence(); /* the partials before the count */
+                atomicAdd(&f.done[grp], 1u);
+            }
+            return;
+        }
+        if (threadIdx.x == 0) {
+            udnn_gpu_spin_until(&f.done[grp], (uint32_t)r.ranges);
+            __threadfence(); /* the count said every partial is in: read them after it */
+        }
+        __syncthreads();
+        nm_fwd_set_write<T, I, V, true>(a, p);
+    });
 }
 
 /* One row per team (blockDim.y teams per block), NM_FWD_NV items per
@@ -1749,6 +1864,37 @@ static nm_set_grid nm_set_grid_of(const udnn_gpu_context *c, const A &a, unsigne
     return r;
 }
 
+/* nm_fwd_flow over r's n items of each kind, in a persistent grid of the
+ * resident blocks; false, launching nothing, where its partials, shifts
+ * and counters do not fit in scratch. */
+template <class T, class I, int V>
+static bool nm_fwd_flow_launch(const udnn_gpu_context *c, const nm_fwd_args<T> &a,
+                               const nm_set_grid &r, unsigned n)
+{
+    const int64_t groups = (a.nsets + nm_set_group<T>() - 1) / nm_set_group<T>();
+    const size_t sums = udnn_gpu_align256((size_t)(2 * r.ranges + 1) * a.nsets * sizeof(double));
+    if (sums + (size_t)(1 + groups) * sizeof(uint32_t) > c->scratch_bytes || n >= (1u << 30))
+        return false;
+    nm_fwd_args<T> fa = a;
+    fa.chunks = r.ranges;
+    fa.partial = (double *)c->scratch;
+    nm_flow f;
+    f.ticket = (uint32_t *)((char *)c->scratch + sums);
+    f.done = f.ticket + 1;
+    if (udnnGpuMemsetAsync(f.ticket, 0, (size_t)(1 + groups) * sizeof(uint32_t), c->stream) !=
+        udnnGpuSuccess)
+        return false;
+    static udnn_gpu_cache occupancy;
+    const int64_t resident =
+        c->sm_count * udnn_gpu_occupancy(c, nm_fwd_flow<T, I, V>, NM_SET_THREADS, 0, &occupancy);
+    const int64_t lag = r.ranges + resident;
+    f.n = n;
+    f.lag = (uint32_t)(lag < n ? lag : n);
+    const int64_t blocks = resident < 2 * (int64_t)n ? resident : 2 * (int64_t)n;
+    nm_fwd_flow<T, I, V><<<(unsigned)blocks, NM_SET_THREADS, 0, c->stream>>>(fa, r, f);
+    return true;
+}
+
 /* launch(i, v) with the team kernels' index type (a value of it: int64_t
  * where the tensor passes 2^31 elements) and vector width (a
  * std::integral_constant). */
@@ -1811,14 +1957,13 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
         [&](auto i, auto v, unsigned blocks) {
             typedef decltype(i) I;
             constexpr int V = decltype(v)::value;
-            nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             unsigned sb = 0;
             const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
-            if (r.ranges > 0) {
-                nm_fwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
-                return;
-            }
-            nm_fwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
+            if constexpr (sizeof(T) >= 4)
+                if (r.ranges > 0 && nm_fwd_flow_launch<T, I, V>(c, a, r, sb)) return;
+            nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
+            if (r.ranges > 0) nm_fwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
+            else nm_fwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
         },
         [&](auto i, auto v, dim3 grid, dim3 block) {
             nm_fwd<T, decltype(i), decltype(v)::value><<<grid, block, 0, c->stream>>>(a);
