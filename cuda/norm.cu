@@ -357,6 +357,19 @@ __device__ __forceinline__ void nm_fwd_write(const nm_fwd_args<T> &a, const int6
     }
 }
 
+/* nm_store, evict first where HINT (udnn_gpu_store_pack). */
+template <bool HINT, class T, int V>
+__device__ __forceinline__ void nm_store_hint(T *p, int64_t off, const typename io<T>::C (&v)[V])
+{
+    if constexpr (HINT) {
+        udnn_gpu_pack<T, V> w;
+        for (int k = 0; k < V; k++) w.v[k] = io<T>::st(v[k]);
+        udnn_gpu_store_pack<true, T, V>(p + off, w);
+    } else {
+        nm_store<T, V>(p, off, v);
+    }
+}
+
 /* A set's shift: its first element (0 for RMS); a mean far from 0 then
  * cancels nothing. */
 template <class T>
@@ -516,7 +529,7 @@ __device__ __forceinline__ nm_set_part nm_set_part_of(int64_t nsets, int64_t ite
  * adding partials l, l + ws, ... in order and the lanes' sums then in a
  * butterfly (a + b and b + a are the same bits), so that every block of
  * the set gets the same sums, and the partials are read ws at a time
- * (from L2: in nm_fwd_flow other blocks of the launch wrote them). A is
+ * (from L2: in nm_set_flow other blocks of the launch wrote them). A is
  * nm_fwd_args or nm_bwd_args. */
 template <class I, class A>
 __device__ __forceinline__ void nm_set_sums(const A &a, const nm_set_part &p, int s,
@@ -537,10 +550,26 @@ __device__ __forceinline__ void nm_set_sums(const A &a, const nm_set_part &p, in
     }
 }
 
-/* y over p's item range of p's sets, their partials and shifts in. HINT:
- * x's loads and y's stores evict first (nm_fwd_flow). */
+/* Set p.s0 + s's statistics from its partials and shift, in every lane of
+ * the warp that calls it (nm_set_sums), and its offsets; the lane where
+ * `save` saves them. */
+template <class T, class I>
+__device__ __forceinline__ nm_stats<typename io<T>::C>
+nm_group_stats(const nm_fwd_args<T> &a, const nm_set_part &p, int s, int64_t (&so)[NM_SLOTS],
+               bool save)
+{
+    double s1, s2;
+    nm_set_sums<I>(a, p, s, so, s1, s2);
+    const double shift = udnnGpuLoadCoherent(a.partial + 2 * a.nsets * a.chunks + p.s0 + s);
+    return nm_fwd_finish(a, s1, s2, shift, so[N_ST], save);
+}
+
+/* y over p's item range of p's sets, their partials and shifts in, or
+ * with `stats` their statistics (nm_set_flow's finished groups). HINT:
+ * x's loads and y's stores evict first (nm_set_flow). */
 template <class T, class I, int V, bool HINT = false>
-__device__ __forceinline__ void nm_fwd_set_write(const nm_fwd_args<T> &a, const nm_set_part &p)
+__device__ __forceinline__ void nm_group_write(const nm_fwd_args<T> &a, const nm_set_part &p,
+                                               const nm_stats<typename io<T>::C> *stats = NULL)
 {
     typedef typename io<T>::C C;
     constexpr int G = nm_set_group<T>();
@@ -550,10 +579,16 @@ __device__ __forceinline__ void nm_fwd_set_write(const nm_fwd_args<T> &a, const 
     const int ws = udnnGpuWarpSize, lane = threadIdx.x % ws;
     for (int s = threadIdx.x / ws; s < p.gs; s += blockDim.x / ws) {
         int64_t so[NM_SLOTS];
-        double s1, s2;
-        nm_set_sums<I>(a, p, s, so, s1, s2);
-        const double shift = udnnGpuLoadCoherent(a.partial + 2 * a.nsets * a.chunks + p.s0 + s);
-        const nm_stats<C> f = nm_fwd_finish(a, s1, s2, shift, so[N_ST], p.k == 0 && lane == 0);
+        nm_stats<C> f;
+        if (stats != NULL) {
+            nm_offsets<I, NM_SLOTS>(a.sets, (I)(p.s0 + s), so);
+            const nm_stats<C> *q = stats + p.s0 + s;
+            f.hi = udnnGpuLoadCoherent(&q->hi);
+            f.lo = udnnGpuLoadCoherent(&q->lo);
+            f.inv = udnnGpuLoadCoherent(&q->inv);
+        } else {
+            f = nm_group_stats<T, I>(a, p, s, so, p.k == 0 && lane == 0);
+        }
         if (lane == 0) {
             st[s] = f;
             xo[s] = so[N_X];
@@ -587,13 +622,7 @@ __device__ __forceinline__ void nm_fwd_set_write(const nm_fwd_args<T> &a, const 
                 v[k] = ((udnn_gpu_pack_ld(xr[s], k) - f.hi) - f.lo) * f.inv * sc[k];
                 if (a.bias != NULL) v[k] += bi[k];
             }
-            if constexpr (HINT) {
-                udnn_gpu_pack<T, V> w;
-                for (int k = 0; k < V; k++) w.v[k] = io<T>::st(v[k]);
-                udnn_gpu_store_pack<true, T, V>(a.y + yo[s] + o[N_OUT], w);
-            } else {
-                nm_store<T, V>(a.y + yo[s], o[N_OUT], v);
-            }
+            nm_store_hint<HINT, T, V>(a.y + yo[s], o[N_OUT], v);
         }
     }
 }
@@ -601,8 +630,8 @@ __device__ __forceinline__ void nm_fwd_set_write(const nm_fwd_args<T> &a, const 
 template <class T, class I, int V>
 __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_fwd_sets(nm_fwd_args<T> a, nm_set_grid r)
 {
-    nm_fwd_set_write<T, I, V>(a, nm_set_part_of<nm_set_group<T>()>(
-                                     a.nsets, a.inner.size, r, (int64_t)gridDim.x - 1 - blockIdx.x));
+    const int64_t b = (int64_t)gridDim.x - 1 - blockIdx.x;
+    nm_group_write<T, I, V>(a, nm_set_part_of<nm_set_group<T>()>(a.nsets, a.inner.size, r, b));
 }
 
 /* ---- backward: dx ---------------------------------------------------------------------------- */
@@ -650,6 +679,11 @@ template <class W> __device__ __forceinline__ W nm_bwd_xhat(W x, const nm_bwd_se
 {
     return (x - st.mean) * st.inv;
 }
+
+/* What dx takes of a set: its mean and inv, mean(g) and mean(g * xhat). */
+template <class W> struct nm_bwd_stats {
+    W mean, inv, mean_g, mean_gx;
+};
 
 /* The calling thread's share of sum g and sum g * xhat over items lo, lo
  * + tw, ... below hi. */
@@ -752,33 +786,50 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_bwd_split(nm_bwd_args<T> a)
     nm_bwd_write<T, I, V>(a, p.so, nm_bwd_set_of<T>(a, p.so), sg, sgx, p.lo, p.hi);
 }
 
-/* nm_bwd_split by groups of sets (as nm_fwd_sets): a
- * block's item range of a group's sets, each item's scale loaded once for
- * them; dx as nm_bwd_write computes it. */
-template <class T, class I, int V>
-__global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_sets(nm_bwd_args<T> a, nm_set_grid r)
+/* Set p.s0 + s's nm_bwd_stats from its partials, in every lane of the
+ * warp that calls it (nm_set_sums), and its offsets. */
+template <class T, class I>
+__device__ __forceinline__ nm_bwd_stats<typename nm_wide<T>::W>
+nm_group_stats(const nm_bwd_args<T> &a, const nm_set_part &p, int s, int64_t (&so)[NM_SLOTS],
+               bool /* nothing to save */)
+{
+    typedef typename nm_wide<T>::W W;
+    double sg, sgx;
+    nm_set_sums<I>(a, p, s, so, sg, sgx);
+    const nm_bwd_set<W> st = nm_bwd_set_of<T>(a, so);
+    const double n = (double)a.size;
+    return {st.mean, st.inv, a.rms ? W(0) : (W)(sg / n), (W)(sgx / n)};
+}
+
+/* nm_bwd_split by groups of sets (as nm_fwd_sets): dx over p's item range
+ * of p's sets, each item's scale loaded once for them, from their partials
+ * or with `stats` from their statistics (nm_set_flow); dx as nm_bwd_write
+ * computes it. HINT: x's and dy's loads and dx's stores evict first. */
+template <class T, class I, int V, bool HINT = false>
+__device__ __forceinline__ void
+nm_group_write(const nm_bwd_args<T> &a, const nm_set_part &p,
+               const nm_bwd_stats<typename nm_wide<T>::W> *stats = NULL)
 {
     typedef typename nm_wide<T>::W W;
     typedef typename io<T>::C C;
     constexpr int G = nm_set_group<T>();
-    /* each set's mean, inv, mean(g) and mean(g * xhat) */
-    __shared__ W sw[G][4];
+    __shared__ nm_bwd_stats<W> sw[G];
     __shared__ int64_t xo[G], dyo[G], dxo[G];
-    const nm_set_part p =
-        nm_set_part_of<G>(a.nsets, a.inner.size, r, (int64_t)gridDim.x - 1 - blockIdx.x);
     /* a warp a set */
     const int ws = udnnGpuWarpSize;
     for (int s = threadIdx.x / ws; s < p.gs; s += blockDim.x / ws) {
         int64_t so[NM_SLOTS];
-        double sg, sgx;
-        nm_set_sums<I>(a, p, s, so, sg, sgx);
+        nm_bwd_stats<W> f;
+        if (stats != NULL) {
+            nm_offsets<I, NM_SLOTS>(a.sets, (I)(p.s0 + s), so);
+            const nm_bwd_stats<W> *q = stats + p.s0 + s;
+            f = {udnnGpuLoadCoherent(&q->mean), udnnGpuLoadCoherent(&q->inv),
+                 udnnGpuLoadCoherent(&q->mean_g), udnnGpuLoadCoherent(&q->mean_gx)};
+        } else {
+            f = nm_group_stats<T, I>(a, p, s, so, false);
+        }
         if (threadIdx.x % ws != 0) continue;
-        const nm_bwd_set<W> st = nm_bwd_set_of<T>(a, so);
-        const double n = (double)a.size;
-        sw[s][0] = st.mean;
-        sw[s][1] = st.inv;
-        sw[s][2] = a.rms ? W(0) : (W)(sg / n);
-        sw[s][3] = (W)(sgx / n);
+        sw[s] = f;
         xo[s] = so[N_X];
         dyo[s] = so[N_DY];
         dxo[s] = so[N_OUT];
@@ -795,23 +846,30 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_sets(nm_bwd_args<T> 
 #pragma unroll
         for (int s = 0; s < G; s++) {
             const int sl = s < p.gs ? s : 0;
-            xr[s] = *(const udnn_gpu_pack<T, V> *)(a.x + xo[sl] + o[N_X]);
-            gr[s] = *(const udnn_gpu_pack<T, V> *)(a.dy + dyo[sl] + o[N_DY]);
+            xr[s] = udnn_gpu_load_pack<HINT, T, V>(a.x + xo[sl] + o[N_X]);
+            gr[s] = udnn_gpu_load_pack<HINT, T, V>(a.dy + dyo[sl] + o[N_DY]);
         }
 #pragma unroll
         for (int s = 0; s < G; s++) {
             if (s >= p.gs) break;
-            const nm_bwd_set<W> st = {sw[s][0], sw[s][1]};
-            const W mean_g = sw[s][2], mean_gx = sw[s][3];
+            const nm_bwd_set<W> st = {sw[s].mean, sw[s].inv};
+            const W mean_g = sw[s].mean_g, mean_gx = sw[s].mean_gx;
             C v[V];
             for (int k = 0; k < V; k++) {
                 const W xhat = nm_bwd_xhat((W)udnn_gpu_pack_ld(xr[s], k), st);
                 const W g = udnnGpuMulRn((W)udnn_gpu_pack_ld(gr[s], k), sc[k]);
                 v[k] = (C)(st.inv * ((g - mean_g) - xhat * mean_gx));
             }
-            nm_store<T, V>(a.dx + dxo[s], o[N_OUT], v);
+            nm_store_hint<HINT, T, V>(a.dx + dxo[s], o[N_OUT], v);
         }
     }
+}
+
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_sets(nm_bwd_args<T> a, nm_set_grid r)
+{
+    const int64_t b = (int64_t)gridDim.x - 1 - blockIdx.x;
+    nm_group_write<T, I, V>(a, nm_set_part_of<nm_set_group<T>()>(a.nsets, a.inner.size, r, b));
 }
 
 /* ---- backward: dscale and dbias --------------------------------------------------------- */
@@ -872,18 +930,19 @@ __device__ __forceinline__ void nm_grad_put(const nm_grad_args<T> &a, int64_t f,
  * in double for every type: dy's terms cancel, so a float sum of a half
  * tensor's dscale missed 1e-5, and so did float terms of a few members
  * (four whose sum is a five-hundredth of each: 2e-5 to 4e-5).
- * Where the layout allows, a thread loads 16 bytes of x and dy at once: PV adjacent parameters, where a member's
- * parameters are one contiguous run (one feature dim of unit stride, no
- * statistics along it; layer norm), or MV adjacent members, where the
- * members' last dim is one with the statistics constant along it (group
- * norm's positions, NCHW; a.chunk a multiple of MV). A member's mean and
- * inv are then converted to double once for 16 bytes' terms, and its index
- * divided once, where an element took a division and four conversions to
- * double (16 a clock on a multiprocessor) loading 2 bytes. A parameter's
- * terms, their order and its tree stay as with one element a load. On the
- * H200 the few long sets' backward (layer norm, 64 sets of 802816) went
- * from 850 to 1013 GB/s f16 and from 1286 to 1585 f32, group norm's
- * backward (8 groups, 32 x 256 x 112 x 112 f16) from 741 to 1414. */
+ * Where the layout allows, a thread loads 16 bytes of x and dy at once:
+ * PV adjacent parameters, where a member's parameters are one contiguous
+ * run (one feature dim of unit stride, no statistics along it; layer
+ * norm), or MV adjacent members, where the members' last dim is one with
+ * the statistics constant along it (group norm's positions, NCHW; a.chunk
+ * a multiple of MV). A member's mean and inv are then converted to double
+ * once for 16 bytes' terms, and its index divided once, where an element
+ * took a division and four conversions to double (16 a clock on a
+ * multiprocessor) loading 2 bytes. A parameter's terms, their order and
+ * its tree stay as with one element a load. On the H200 the few long
+ * sets' backward (layer norm, 64 sets of 802816) went from 850 to 1013
+ * GB/s f16 and from 1286 to 1585 f32, group norm's backward (8 groups, 32
+ * x 256 x 112 x 112 f16) from 741 to 1414. */
 
 template <class T, class I, int MV = 1, int PV = 1>
 __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
@@ -1092,12 +1151,13 @@ __device__ __forceinline__ void nm_row_sum(S (&v)[NQ], S *red, int parity)
     for (int q = 0; q < NQ; q++) v[q] = udnnGpuShflXor(t, lane ^ q);
 }
 
-/* The few long sets' forward in one launch, for 4- and 8-byte types where
- * the groups serve: nm_fwd_part's sums and nm_fwd_sets' output as the
- * reduce and apply items of a flow (udnn_gpu_flow), item b being block
- * b's of nm_fwd_sets (group b / ranges, range b % ranges). The two
- * launches read x twice from DRAM where the sets outgrow L2, less the last
- * part's ranges, which nm_fwd_sets reads first; here an apply item reads
+/* The few long sets' forward in one launch (nm_set_flow), for 4- and
+ * 8-byte types where the groups serve: nm_fwd_part's sums and
+ * nm_fwd_sets' output as the reduce and apply items of a flow
+ * (udnn_gpu_flow), item b being block b's of nm_fwd_sets (group b /
+ * ranges, range b % ranges). The two launches read x twice from DRAM
+ * where the sets outgrow L2, less the last part's ranges, which
+ * nm_fwd_sets reads first; here an apply item reads
  * its range about `lag` tickets after its reduce item did, and marks x
  * (its last read) and y evict first, so that L2 keeps the ranges still to
  * be applied. H200, layer norm forward over sets of 256 x 56 x 56, GB/s,
@@ -1108,18 +1168,49 @@ __device__ __forceinline__ void nm_row_sum(S (&v)[NQ], S *red, int parity)
  * 2253. 16-bit types lost: f16 64 sets 1868 / 1834 against 1801 / 1817
  * (1777 / 1740), 16 sets 1333 / 1404 against 1070 / 1116, RMS bf16 32
  * sets 1580 / 1590 against 1257 / 1302, f16 128 sets level (2150 / 2148,
- * 2143 / 2151): half the bytes for the same reduce and apply work. */
-struct nm_flow {
+ * 2143 / 2151): half the bytes for the same reduce and apply work.
+ *
+ * With NM_FLOW_FINISH (a candidate, off until measured), a group's last
+ * reduce item finishes its sets' statistics once, and apply items read
+ * them: without it each apply item's warps join all of a set's ranges'
+ * partials (196 a set for 64 sets of 802816 f16: 7 rounds of loads from
+ * L2 before its first load of x), where nm_fwd_sets joins 17. NM_FLOW_16:
+ * the flow for 16-bit types too (a candidate with NM_FLOW_FINISH).
+ *
+ * Two candidates for the backward, off until measured: NM_SET_GROUP_SUMS,
+ * its first pass by groups (nm_bwd_part_sets, loading an item's scale once
+ * for the group, as nm_bwd_sets does), and NM_BWD_FLOW, that pass and
+ * nm_bwd_sets as the items of a flow (4- and 8-byte types; with
+ * NM_FLOW_16 16-bit too). The grouped first pass lost when first measured
+ * (f16 968 against 1013 GB/s, f32 1438 against 1585), but its sums then
+ * lived in local memory (a 64-byte stack frame: their stores indexed by
+ * the group's size at run time). */
+#ifndef NM_FLOW_FINISH
+#define NM_FLOW_FINISH 0
+#endif
+#ifndef NM_FLOW_16
+#define NM_FLOW_16 0
+#endif
+#ifndef NM_SET_GROUP_SUMS
+#define NM_SET_GROUP_SUMS 0
+#endif
+#ifndef NM_BWD_FLOW
+#define NM_BWD_FLOW 0
+#endif
+
+/* S: a set's statistics, nm_stats (forward) or nm_bwd_stats. */
+template <class S> struct nm_flow {
     uint32_t *ticket, *done; /* [1], [groups]: zero at the launch */
     uint32_t n, lag;         /* items of each kind, the lag (udnn_gpu_flow) */
+    S *stats;                /* [sets], NM_FLOW_FINISH */
 };
 
 /* p's sets' shifted sums over its item range, summed over the block into
  * a.partial[set * a.chunks + p.k] (a.chunks: the ranges); range 0's item
  * also leaves each set's shift after the partials, as nm_fwd_part does. */
 template <class T, class I, int V>
-__device__ __forceinline__ void nm_fwd_set_sums(const nm_fwd_args<T> &a, const nm_set_part &p,
-                                                double *red)
+__device__ __forceinline__ void nm_group_sums(const nm_fwd_args<T> &a, const nm_set_part &p,
+                                              double *red)
 {
     constexpr int G = nm_set_group<T>();
     __shared__ double sh[G];
@@ -1164,30 +1255,121 @@ __device__ __forceinline__ void nm_fwd_set_sums(const nm_fwd_args<T> &a, const n
     }
 }
 
+/* p's sets' sums g and g * xhat over its item range (nm_bwd_sums' terms),
+ * each item's scale loaded once for them, summed over the block into
+ * a.partial[set * a.chunks + p.k] (a.chunks: the ranges). red: 2 *
+ * NM_ROW_WARPS * 2 * G values of W. */
 template <class T, class I, int V>
-__global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_fwd_flow(nm_fwd_args<T> a, nm_set_grid r,
-                                                                 nm_flow f)
+__device__ __forceinline__ void nm_group_sums(const nm_bwd_args<T> &a, const nm_set_part &p,
+                                              double *red)
+{
+    typedef typename nm_wide<T>::W W;
+    constexpr int G = nm_set_group<T>();
+    __shared__ nm_bwd_set<W> sw[G];
+    __shared__ int64_t xo[G], dyo[G];
+    if ((int)threadIdx.x < p.gs) {
+        int64_t so[NM_SLOTS];
+        nm_offsets<I, NM_SLOTS>(a.sets, (I)(p.s0 + threadIdx.x), so);
+        sw[threadIdx.x] = nm_bwd_set_of<T>(a, so);
+        xo[threadIdx.x] = so[N_X];
+        dyo[threadIdx.x] = so[N_DY];
+    }
+    __syncthreads();
+    W q[2 * G];
+#pragma unroll
+    for (int i = 0; i < 2 * G; i++) q[i] = W(0);
+    for (I j = (I)p.lo + (I)threadIdx.x; j < (I)p.hi; j += (I)blockDim.x) {
+        int64_t o[4];
+        nm_elem<I, 4, V>(a.inner, j, o);
+        W sc[V];
+        for (int k = 0; k < V; k++) sc[k] = (W)a.scale[o[N_P] + k * a.pstep];
+        /* without branches, so that the loads go ahead together (as
+         * nm_group_sums forward) */
+        udnn_gpu_pack<T, V> xr[G], gr[G];
+#pragma unroll
+        for (int s = 0; s < G; s++) {
+            const int sl = s < p.gs ? s : 0;
+            xr[s] = *(const udnn_gpu_pack<T, V> *)(a.x + xo[sl] + o[N_X]);
+            gr[s] = *(const udnn_gpu_pack<T, V> *)(a.dy + dyo[sl] + o[N_DY]);
+        }
+#pragma unroll
+        for (int s = 0; s < G; s++) {
+            const nm_bwd_set<W> st = sw[s < p.gs ? s : 0];
+            W tg = W(0), tgx = W(0);
+            for (int k = 0; k < V; k++) {
+                const W g = udnnGpuMulRn((W)udnn_gpu_pack_ld(gr[s], k), sc[k]);
+                tg += g;
+                tgx += g * nm_bwd_xhat((W)udnn_gpu_pack_ld(xr[s], k), st);
+            }
+            q[2 * s] += s < p.gs ? tg : W(0);
+            q[2 * s + 1] += s < p.gs ? tgx : W(0);
+        }
+    }
+    nm_row_sum<W, 2 * G>(q, (W *)red, 0);
+    if (threadIdx.x != 0) return;
+#pragma unroll /* q in registers: constant indices */
+    for (int s = 0; s < G; s++) {
+        if (s >= p.gs) break;
+        const int64_t b = (p.s0 + s) * a.chunks + p.k;
+        a.partial[2 * b] = (double)q[2 * s];
+        a.partial[2 * b + 1] = (double)q[2 * s + 1];
+    }
+}
+
+/* The backward's first pass by groups (NM_SET_GROUP_SUMS), a.chunks the
+ * grid's ranges. */
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_SET_THREADS, 2)
+    nm_bwd_part_sets(nm_bwd_args<T> a, nm_set_grid r)
+{
+    __shared__ double red[2 * NM_ROW_WARPS * 2 * nm_set_group<T>()];
+    nm_group_sums<T, I, V>(
+        a, nm_set_part_of<nm_set_group<T>()>(a.nsets, a.inner.size, r, blockIdx.x), red);
+}
+
+/* nm_group_sums and nm_group_write of either direction (A: nm_fwd_args
+ * or nm_bwd_args, S its statistics) as the reduce and apply items of a
+ * flow. The count of group grp reaches r.ranges when its partials are in,
+ * and with NM_FLOW_FINISH r.ranges + 1 when its last reduce item has put
+ * its statistics in f.stats. */
+template <class T, class I, int V, class A, class S>
+__global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_set_flow(A a, nm_set_grid r, nm_flow<S> f)
 {
     constexpr int G = nm_set_group<T>();
     __shared__ double red[2 * NM_ROW_WARPS * 2 * G];
-    __shared__ uint32_t held;
+    __shared__ uint32_t held, last;
+    const uint32_t ready = (uint32_t)r.ranges + (NM_FLOW_FINISH ? 1u : 0u);
     udnn_gpu_flow(f.ticket, f.n, f.lag, &held, [&](bool reduce, uint32_t item) {
         const nm_set_part p = nm_set_part_of<G>(a.nsets, a.inner.size, r, item);
         const int64_t grp = item / r.ranges;
         if (reduce) {
-            nm_fwd_set_sums<T, I, V>(a, p, red);
+            nm_group_sums<T, I, V>(a, p, red);
             if (threadIdx.x == 0) {
                 __threadfence(); /* the partials before the count */
-                atomicAdd(&f.done[grp], 1u);
+                last = atomicAdd(&f.done[grp], 1u) == (uint32_t)r.ranges - 1u;
+            }
+            if constexpr (NM_FLOW_FINISH) {
+                __syncthreads();
+                if (!last) return;
+                __threadfence(); /* the count said every partial is in: read them after it */
+                const int ws = udnnGpuWarpSize, lane = threadIdx.x % ws;
+                for (int s = threadIdx.x / ws; s < p.gs; s += blockDim.x / ws) {
+                    int64_t so[NM_SLOTS];
+                    const S st = nm_group_stats<T, I>(a, p, s, so, lane == 0);
+                    if (lane == 0) f.stats[p.s0 + s] = st;
+                }
+                __threadfence(); /* the statistics before the count */
+                __syncthreads();
+                if (threadIdx.x == 0) atomicAdd(&f.done[grp], 1u);
             }
             return;
         }
         if (threadIdx.x == 0) {
-            udnn_gpu_spin_until(&f.done[grp], (uint32_t)r.ranges);
-            __threadfence(); /* the count said every partial is in: read them after it */
+            udnn_gpu_spin_until(&f.done[grp], ready);
+            __threadfence(); /* the count said the group is in: read it after it */
         }
         __syncthreads();
-        nm_fwd_set_write<T, I, V, true>(a, p);
+        nm_group_write<T, I, V, true>(a, p, NM_FLOW_FINISH ? f.stats : NULL);
     });
 }
 
@@ -1864,34 +2046,38 @@ static nm_set_grid nm_set_grid_of(const udnn_gpu_context *c, const A &a, unsigne
     return r;
 }
 
-/* nm_fwd_flow over r's n items of each kind, in a persistent grid of the
- * resident blocks; false, launching nothing, where its partials, shifts
- * and counters do not fit in scratch. */
-template <class T, class I, int V>
-static bool nm_fwd_flow_launch(const udnn_gpu_context *c, const nm_fwd_args<T> &a,
-                               const nm_set_grid &r, unsigned n)
+/* nm_set_flow over r's n items of each kind for a (nm_fwd_args or
+ * nm_bwd_args, S its statistics), in a persistent grid of the resident
+ * blocks; false, launching nothing, where its partials, shifts and
+ * counters do not fit in scratch. */
+template <class T, class I, int V, class S, class A>
+static bool nm_set_flow_launch(const udnn_gpu_context *c, const A &a, const nm_set_grid &r,
+                               unsigned n)
 {
     const int64_t groups = (a.nsets + nm_set_group<T>() - 1) / nm_set_group<T>();
     const size_t sums = udnn_gpu_align256((size_t)(2 * r.ranges + 1) * a.nsets * sizeof(double));
-    if (sums + (size_t)(1 + groups) * sizeof(uint32_t) > c->scratch_bytes || n >= (1u << 30))
+    const size_t stats = udnn_gpu_align256((size_t)a.nsets * sizeof(S));
+    if (sums + stats + (size_t)(1 + groups) * sizeof(uint32_t) > c->scratch_bytes ||
+        n >= (1u << 30))
         return false;
-    nm_fwd_args<T> fa = a;
+    A fa = a;
     fa.chunks = r.ranges;
     fa.partial = (double *)c->scratch;
-    nm_flow f;
-    f.ticket = (uint32_t *)((char *)c->scratch + sums);
+    nm_flow<S> f;
+    f.stats = (S *)((char *)c->scratch + sums);
+    f.ticket = (uint32_t *)((char *)c->scratch + sums + stats);
     f.done = f.ticket + 1;
     if (udnnGpuMemsetAsync(f.ticket, 0, (size_t)(1 + groups) * sizeof(uint32_t), c->stream) !=
         udnnGpuSuccess)
         return false;
     static udnn_gpu_cache occupancy;
-    const int64_t resident =
-        c->sm_count * udnn_gpu_occupancy(c, nm_fwd_flow<T, I, V>, NM_SET_THREADS, 0, &occupancy);
+    const int64_t resident = c->sm_count * udnn_gpu_occupancy(c, nm_set_flow<T, I, V, A, S>,
+                                                              NM_SET_THREADS, 0, &occupancy);
     const int64_t lag = r.ranges + resident;
     f.n = n;
     f.lag = (uint32_t)(lag < n ? lag : n);
     const int64_t blocks = resident < 2 * (int64_t)n ? resident : 2 * (int64_t)n;
-    nm_fwd_flow<T, I, V><<<(unsigned)blocks, NM_SET_THREADS, 0, c->stream>>>(fa, r, f);
+    nm_set_flow<T, I, V, A, S><<<(unsigned)blocks, NM_SET_THREADS, 0, c->stream>>>(fa, r, f);
     return true;
 }
 
@@ -1959,8 +2145,10 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
             constexpr int V = decltype(v)::value;
             unsigned sb = 0;
             const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
-            if constexpr (sizeof(T) >= 4)
-                if (r.ranges > 0 && nm_fwd_flow_launch<T, I, V>(c, a, r, sb)) return;
+            if constexpr (sizeof(T) >= 4 || NM_FLOW_16)
+                if (r.ranges > 0 &&
+                    nm_set_flow_launch<T, I, V, nm_stats<typename io<T>::C>>(c, a, r, sb))
+                    return;
             nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             if (r.ranges > 0) nm_fwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
             else nm_fwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
@@ -1999,8 +2187,7 @@ template <class T> static udnnStatus_t nm_param_grads(const udnn_gpu_context *c,
      * parameters a thread (nm_grad's PV) where a member's parameters are
      * one run, else V members (MV) where the members' last dim is */
     constexpr int V = 16 / sizeof(T);
-    const bool aligned = (uintptr_t)a.x % 16 == 0 &&
-                         (uintptr_t)a.dy % 16 == 0;
+    const bool aligned = (uintptr_t)a.x % 16 == 0 && (uintptr_t)a.dy % 16 == 0;
     bool vec = aligned && ft == 32 && a.feat.nd == 1 && a.feat.st[N_X][0] == 1 &&
                a.feat.st[N_DY][0] == 1 && a.feat.st[N_ST][0] == 0 && a.F % V == 0;
     for (int d = 0; d < a.memb.nd; d++)
@@ -2075,8 +2262,20 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
         [&](auto i, auto v, unsigned blocks) {
             typedef decltype(i) I;
             constexpr int V = decltype(v)::value;
+            typedef nm_bwd_stats<typename nm_wide<T>::W> S;
             unsigned sb = 0;
             const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
+            if constexpr (NM_BWD_FLOW && (sizeof(T) >= 4 || NM_FLOW_16))
+                if (r.ranges > 0 && nm_set_flow_launch<T, I, V, S>(c, a, r, sb)) return;
+            if constexpr (NM_SET_GROUP_SUMS)
+                if (r.ranges > 0 &&
+                    (size_t)(2 * r.ranges * a.nsets) * sizeof(double) <= c->scratch_bytes) {
+                    nm_bwd_args<T> ga = a;
+                    ga.chunks = r.ranges;
+                    nm_bwd_part_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(ga, r);
+                    nm_bwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(ga, r);
+                    return;
+                }
             nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             if (r.ranges > 0) nm_bwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
             else nm_bwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
