@@ -434,7 +434,7 @@ __device__ __forceinline__ void udnn_gpu_spin_until(const uint32_t *count, uint3
     }
 }
 
-/* A two-phase flow (bn_flow.cu, norm.cu's nm_fwd_flow): n reduce items
+/* A two-phase flow (bn_flow.cu, norm.cu's nm_set_flow): n reduce items
  * and n apply items, taken by a persistent grid in ticket order (an atomic
  * counter, zero at the launch). The first `lag` tickets (lag <= n) are
  * reduce items 0..lag-1, then pairs (reduce lag + i, apply i), then the
