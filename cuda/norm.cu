@@ -1373,6 +1373,113 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_set_flow(A a, nm_set_gri
     });
 }
 
+/* The few long sets' backward with its parameter gradients in the same
+ * read (NM_BWD_FUSED, a candidate, off until measured), where every set
+ * has the same parameters and each element of a set its own (layer and
+ * RMS norm over all of a set's dims): thread j takes item j of every set
+ * in set order, so that its dscale and dbias terms over the sets (nm_grad's,
+ * in double) are whole in its registers and go straight to the outputs,
+ * and nm_grad's own read of x and dy is gone (three reads of x and dy
+ * become two). Its sum g and sum g * xhat of each set (nm_bwd_sums'
+ * terms) go through the warp's butterfly into red[warp][set], then the
+ * block's, in warp order, into a.partial[set * a.chunks + block] (a.chunks:
+ * the grid); the last block to finish joins each set's partials in block
+ * order into f.joined[set][2], for nm_bwd_sets with one chunk. The grid
+ * is one item a thread: at 64 sets of 802816 f16 elements 392 blocks for
+ * 264 resident, a wave and a half. */
+#ifndef NM_BWD_FUSED
+#define NM_BWD_FUSED 0
+#endif
+
+template <class T> struct nm_fused {
+    typedef typename nm_param<T>::P P;
+    P *dscale, *dbias; /* dbias NULL for RMS */
+    double *joined;    /* [sets][2] */
+    uint32_t *count;   /* blocks finished: zero at the launch */
+};
+
+template <class T, class I, int V>
+__global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_fused(nm_bwd_args<T> a, nm_fused<T> f)
+{
+    typedef typename nm_wide<T>::W W;
+    typedef typename nm_param<T>::P P;
+    W *red = (W *)nm_dyn_smem; /* [warps][sets][2] */
+    __shared__ bool last;
+    const int ws = udnnGpuWarpSize, warp = threadIdx.x / ws, lane = threadIdx.x % ws;
+    const int warps = blockDim.x / ws;
+    const I j = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x;
+    const bool live = j < (I)a.inner.size;
+    int64_t o[4] = {0, 0, 0, 0};
+    if (live) nm_elem<I, 4, V>(a.inner, j, o);
+    W sc[V];
+    double ds[V], db[V];
+    for (int k = 0; k < V; k++) {
+        sc[k] = live ? (W)a.scale[o[N_P] + k * a.pstep] : W(0);
+        ds[k] = db[k] = 0.0;
+    }
+#pragma unroll 4
+    for (int64_t s = 0; s < a.nsets; s++) {
+        int64_t so[NM_SLOTS];
+        nm_offsets<I, NM_SLOTS>(a.sets, (I)s, so);
+        const nm_bwd_set<W> st = nm_bwd_set_of<T>(a, so);
+        W tg = W(0), tgx = W(0);
+        if (live) {
+            const udnn_gpu_pack<T, V> xr = *(const udnn_gpu_pack<T, V> *)(a.x + so[N_X] + o[N_X]);
+            const udnn_gpu_pack<T, V> gr =
+                *(const udnn_gpu_pack<T, V> *)(a.dy + so[N_DY] + o[N_DY]);
+            const double mv = a.mean != NULL ? (double)a.mean[so[N_ST]] : 0.0;
+            const double iv = (double)a.inv[so[N_ST]];
+            for (int k = 0; k < V; k++) {
+                const typename io<T>::C xv = udnn_gpu_pack_ld(xr, k), gv = udnn_gpu_pack_ld(gr, k);
+                const W g = udnnGpuMulRn((W)gv, sc[k]);
+                tg += g;
+                tgx += g * nm_bwd_xhat((W)xv, st);
+                ds[k] += nm_dscale_term((double)gv, (double)xv, mv, iv);
+                db[k] += (double)gv;
+            }
+        }
+        for (int m = ws / 2; m > 0; m /= 2) {
+            tg += udnnGpuShflXor(tg, m);
+            tgx += udnnGpuShflXor(tgx, m);
+        }
+        if (lane == 0) {
+            red[2 * (warp * a.nsets + s)] = tg;
+            red[2 * (warp * a.nsets + s) + 1] = tgx;
+        }
+    }
+    if (live)
+        for (int k = 0; k < V; k++) {
+            const int64_t po = o[N_P] + k * a.pstep;
+            f.dscale[po] = (P)ds[k];
+            if (f.dbias != NULL) f.dbias[po] = (P)db[k];
+        }
+    __syncthreads();
+    for (int64_t s = threadIdx.x; s < a.nsets; s += blockDim.x) {
+        W q0 = W(0), q1 = W(0);
+        for (int w = 0; w < warps; w++) {
+            q0 += red[2 * (w * a.nsets + s)];
+            q1 += red[2 * (w * a.nsets + s) + 1];
+        }
+        a.partial[2 * (s * a.chunks + blockIdx.x)] = (double)q0;
+        a.partial[2 * (s * a.chunks + blockIdx.x) + 1] = (double)q1;
+    }
+    __threadfence(); /* the partials before the count */
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(f.count, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence(); /* the count said every partial is in: read them after it */
+    for (int64_t s = threadIdx.x; s < a.nsets; s += blockDim.x) {
+        double q0 = 0.0, q1 = 0.0;
+        for (int64_t b = 0; b < a.chunks; b++) {
+            q0 += udnnGpuLoadCoherent(a.partial + 2 * (s * a.chunks + b));
+            q1 += udnnGpuLoadCoherent(a.partial + 2 * (s * a.chunks + b) + 1);
+        }
+        f.joined[2 * s] = q0;
+        f.joined[2 * s + 1] = q1;
+    }
+}
+
 /* One row per team (blockDim.y teams per block), NM_FWD_NV items per
  * thread; the statistics as nm_fwd computes them. */
 template <class T, int V>
@@ -2081,6 +2188,43 @@ static bool nm_set_flow_launch(const udnn_gpu_context *c, const A &a, const nm_s
     return true;
 }
 
+/* nm_bwd_fused, then nm_bwd_sets over its joined sums, for a's sets (r
+ * their grid, g their geometry); false, launching nothing, unless each
+ * element of a set has its own parameters (as many as a set's elements),
+ * or where its scratch does not fit. */
+template <class T, class I, int V>
+static bool nm_bwd_fused_launch(const udnn_gpu_context *c, const nm_bwd_args<T> &a,
+                                const nm_set_grid &r, unsigned sb, const nm_geom &g,
+                                const udnn_norm_problem *p)
+{
+    typedef typename nm_wide<T>::W W;
+    typedef typename nm_param<T>::P P;
+    if (g.feat.size != a.size) return false;
+    const int64_t blocks = (a.inner.size + NM_SET_THREADS - 1) / NM_SET_THREADS;
+    /* red for the most warps a block can have (a warp of 16 or more) */
+    const size_t smem = (size_t)(NM_SET_THREADS / 16) * a.nsets * 2 * sizeof(W);
+    const size_t parts = udnn_gpu_align256((size_t)(2 * blocks * a.nsets) * sizeof(double));
+    const size_t joined = udnn_gpu_align256((size_t)(2 * a.nsets) * sizeof(double));
+    if (blocks > 65535 || smem > ((size_t)48 << 10) ||
+        parts + joined + sizeof(uint32_t) > c->scratch_bytes)
+        return false;
+    nm_bwd_args<T> fa = a;
+    fa.chunks = blocks;
+    fa.partial = (double *)c->scratch;
+    nm_fused<T> f;
+    f.dscale = (P *)p->dscale_ptr;
+    f.dbias = a.rms ? NULL : (P *)p->dbias_ptr;
+    f.joined = (double *)((char *)c->scratch + parts);
+    f.count = (uint32_t *)((char *)c->scratch + parts + joined);
+    if (udnnGpuMemsetAsync(f.count, 0, sizeof(uint32_t), c->stream) != udnnGpuSuccess) return false;
+    nm_bwd_fused<T, I, V><<<(unsigned)blocks, NM_SET_THREADS, smem, c->stream>>>(fa, f);
+    nm_bwd_args<T> ja = a;
+    ja.chunks = 1;
+    ja.partial = f.joined;
+    nm_bwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(ja, r);
+    return true;
+}
+
 /* launch(i, v) with the team kernels' index type (a value of it: int64_t
  * where the tensor passes 2^31 elements) and vector width (a
  * std::integral_constant). */
@@ -2238,9 +2382,9 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
     if (g.sets.size == 0 || g.inner.size == 0) return UDNN_STATUS_SUCCESS;
     udnnStatus_t st;
     if (nm_backward_rows<T>(c, p, &g, &st)) return st;
-    /* before dx: dx may be x's or dy's buffer */
-    st = nm_param_grads<T>(c, p, &g);
-    if (st != UDNN_STATUS_SUCCESS) return st;
+    /* the parameter gradients before dx (dx may be x's or dy's buffer), in
+     * the set kernels' launch where nm_bwd_fused does not take them */
+    udnnStatus_t grads = UDNN_STATUS_SUCCESS;
     nm_bwd_args<T> a;
     memset(&a, 0, sizeof a);
     a.sets = g.sets;
@@ -2257,7 +2401,7 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
     static const int slots[3] = {N_X, N_DY, N_OUT};
     /* the split's partials in scratch: the parameter gradients' were
      * consumed by their finish, earlier in the stream */
-    return nm_launch_sets<T>(
+    st = nm_launch_sets<T>(
         c, a, g, ptrs, slots, 3,
         [&](auto i, auto v, unsigned blocks) {
             typedef decltype(i) I;
@@ -2265,6 +2409,10 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
             typedef nm_bwd_stats<typename nm_wide<T>::W> S;
             unsigned sb = 0;
             const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
+            if constexpr (NM_BWD_FUSED)
+                if (r.ranges > 0 && nm_bwd_fused_launch<T, I, V>(c, a, r, sb, g, p)) return;
+            grads = nm_param_grads<T>(c, p, &g);
+            if (grads != UDNN_STATUS_SUCCESS) return;
             if constexpr (NM_BWD_FLOW && (sizeof(T) >= 4 || NM_FLOW_16))
                 if (r.ranges > 0 && nm_set_flow_launch<T, I, V, S>(c, a, r, sb)) return;
             if constexpr (NM_SET_GROUP_SUMS)
@@ -2277,12 +2425,17 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
                     return;
                 }
             nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
-            if (r.ranges > 0) nm_bwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
-            else nm_bwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
+            if (r.ranges > 0)
+                nm_bwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
+            else
+                nm_bwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
         },
         [&](auto i, auto v, dim3 grid, dim3 block) {
+            grads = nm_param_grads<T>(c, p, &g);
+            if (grads != UDNN_STATUS_SUCCESS) return;
             nm_bwd<T, decltype(i), decltype(v)::value><<<grid, block, 0, c->stream>>>(a);
         });
+    return grads != UDNN_STATUS_SUCCESS ? grads : st;
 }
 
 /* ---- solvers ------------------------------------------------------------------------------- */
