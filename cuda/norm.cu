@@ -485,9 +485,7 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_split(nm_fwd_args<T> a)
  * float scale and bias are 64 bytes through L2 for each 16 bytes of x.
  * On the H200 that forward went from 1153 to 1837 GB/s, f32 from 1950
  * to 2167, RMS bf16 (32 sets) from 1219 to 1586. The backward's first
- * pass by groups too (loading the scale once for a group's sums) lost:
- * 968 against 1013 GB/s f16, 1438 against 1585 f32, with nm_grad's 16-byte
- * loads on in both. */
+ * pass by groups too: NM_SET_GROUP_SUMS (nm_set_flow's comment). */
 #define NM_SET_THREADS 256
 
 /* The sets of a group for T: 8 of the 16-bit types, 4 of FLOAT and 2 of
@@ -522,6 +520,18 @@ __device__ __forceinline__ nm_set_part nm_set_part_of(int64_t nsets, int64_t ite
     p.lo = p.k * r.per < items ? p.k * r.per : items;
     p.hi = items - p.lo < r.per ? items : p.lo + r.per;
     return p;
+}
+
+/* Item o's pack of each of a group's G sets, whose offsets in p are
+ * base[0 .. gs - 1]: without branches, a group's missing sets loading set
+ * 0's item again, so that the G loads can be in flight together. HINT:
+ * evict first (udnn_gpu_load_pack). */
+template <bool HINT, class T, int V, int G>
+__device__ __forceinline__ void nm_group_load(const T *p, const int64_t (&base)[G], int gs,
+                                              int64_t o, udnn_gpu_pack<T, V> (&r)[G])
+{
+#pragma unroll
+    for (int s = 0; s < G; s++) r[s] = udnn_gpu_load_pack<HINT, T, V>(p + base[s < gs ? s : 0] + o);
 }
 
 /* Set p.s0 + s of a grouped block (s below p.gs), in every lane of the
@@ -606,12 +616,9 @@ __device__ __forceinline__ void nm_group_write(const nm_fwd_args<T> &a, const nm
             bi[k] = a.bias != NULL ? (C)a.bias[po] : C(0);
         }
         /* every set's loads in flight before the first store (y may be
-         * x's buffer, so the compiler would not move them past one), and
-         * without branches: a group's missing sets load set 0's again */
+         * x's buffer, so the compiler would not move them past one) */
         udnn_gpu_pack<T, V> xr[G];
-#pragma unroll
-        for (int s = 0; s < G; s++)
-            xr[s] = udnn_gpu_load_pack<HINT, T, V>(a.x + xo[s < p.gs ? s : 0] + o[N_X]);
+        nm_group_load<HINT>(a.x, xo, p.gs, o[N_X], xr);
         /* y as nm_fwd_write computes it */
 #pragma unroll
         for (int s = 0; s < G; s++) {
@@ -840,15 +847,10 @@ nm_group_write(const nm_bwd_args<T> &a, const nm_set_part &p,
         nm_elem<I, 4, V>(a.inner, j, o);
         W sc[V];
         for (int k = 0; k < V; k++) sc[k] = (W)a.scale[o[N_P] + k * a.pstep];
-        /* every set's loads in flight before the first store, without
-         * branches (as nm_fwd_sets) */
+        /* every set's loads in flight before the first store (as nm_fwd_sets) */
         udnn_gpu_pack<T, V> xr[G], gr[G];
-#pragma unroll
-        for (int s = 0; s < G; s++) {
-            const int sl = s < p.gs ? s : 0;
-            xr[s] = udnn_gpu_load_pack<HINT, T, V>(a.x + xo[sl] + o[N_X]);
-            gr[s] = udnn_gpu_load_pack<HINT, T, V>(a.dy + dyo[sl] + o[N_DY]);
-        }
+        nm_group_load<HINT>(a.x, xo, p.gs, o[N_X], xr);
+        nm_group_load<HINT>(a.dy, dyo, p.gs, o[N_DY], gr);
 #pragma unroll
         for (int s = 0; s < G; s++) {
             if (s >= p.gs) break;
@@ -1157,11 +1159,11 @@ __device__ __forceinline__ void nm_row_sum(S (&v)[NQ], S *red, int parity)
  * (udnn_gpu_flow), item b being block b's of nm_fwd_sets (group b /
  * ranges, range b % ranges). The two launches read x twice from DRAM
  * where the sets outgrow L2, less the last part's ranges, which
- * nm_fwd_sets reads first; here an apply item reads
- * its range about `lag` tickets after its reduce item did, and marks x
- * (its last read) and y evict first, so that L2 keeps the ranges still to
- * be applied. H200, layer norm forward over sets of 256 x 56 x 56, GB/s,
- * two launches against the flow (without the marks): f32 64 sets 2172 /
+ * nm_fwd_sets reads first; here an apply item reads its range about `lag`
+ * tickets after its reduce item did, and marks x (its last read) and y
+ * evict first, so that L2 keeps the ranges still to be applied. H200,
+ * layer norm forward over sets of 256 x 56 x 56, GB/s, two launches
+ * against the flow (without the marks): f32 64 sets 2172 /
  * 2137 against 2374 / 2418 (2335 / 2339), 32 sets 1975 / 1976 against
  * 2024 / 2104, 16 sets 1609 / 1660 against 1606 / 1645; RMS f32 64 sets
  * 2162 / 2197 against 2407 / 2457; f64 32 sets 2192 / 2226 against 2254 /
@@ -1228,12 +1230,9 @@ __device__ __forceinline__ void nm_group_sums(const nm_fwd_args<T> &a, const nm_
     for (I j = (I)p.lo + (I)threadIdx.x; j < (I)p.hi; j += (I)blockDim.x) {
         int64_t o[1];
         nm_elem<I, 1, V>(a.inner, j, o);
-        /* without branches, so that the loads go ahead together: a group's
-         * missing sets load set 0's item again and add nothing */
+        /* a group's missing sets' loads (nm_group_load) add nothing */
         udnn_gpu_pack<T, V> xr[G];
-#pragma unroll
-        for (int s = 0; s < G; s++)
-            xr[s] = *(const udnn_gpu_pack<T, V> *)(a.x + xo[s < p.gs ? s : 0] + o[N_X]);
+        nm_group_load<false>(a.x, xo, p.gs, o[N_X], xr);
 #pragma unroll
         for (int s = 0; s < G; s++) {
             double s1 = 0.0, s2 = 0.0;
@@ -1283,15 +1282,10 @@ __device__ __forceinline__ void nm_group_sums(const nm_bwd_args<T> &a, const nm_
         nm_elem<I, 4, V>(a.inner, j, o);
         W sc[V];
         for (int k = 0; k < V; k++) sc[k] = (W)a.scale[o[N_P] + k * a.pstep];
-        /* without branches, so that the loads go ahead together (as
-         * nm_group_sums forward) */
+        /* a group's missing sets' loads (nm_group_load) add nothing */
         udnn_gpu_pack<T, V> xr[G], gr[G];
-#pragma unroll
-        for (int s = 0; s < G; s++) {
-            const int sl = s < p.gs ? s : 0;
-            xr[s] = *(const udnn_gpu_pack<T, V> *)(a.x + xo[sl] + o[N_X]);
-            gr[s] = *(const udnn_gpu_pack<T, V> *)(a.dy + dyo[sl] + o[N_DY]);
-        }
+        nm_group_load<false>(a.x, xo, p.gs, o[N_X], xr);
+        nm_group_load<false>(a.dy, dyo, p.gs, o[N_DY], gr);
 #pragma unroll
         for (int s = 0; s < G; s++) {
             const nm_bwd_set<W> st = sw[s < p.gs ? s : 0];
