@@ -485,7 +485,7 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd_split(nm_fwd_args<T> a)
  * float scale and bias are 64 bytes through L2 for each 16 bytes of x.
  * On the H200 that forward went from 1153 to 1837 GB/s, f32 from 1950
  * to 2167, RMS bf16 (32 sets) from 1219 to 1586. The backward's first
- * pass by groups too: NM_SET_GROUP_SUMS (nm_set_flow's comment). */
+ * pass by groups lost (nm_set_flow's comment). */
 #define NM_SET_THREADS 256
 
 /* The sets of a group for T: 8 of the 16-bit types, 4 of FLOAT and 2 of
@@ -574,12 +574,10 @@ nm_group_stats(const nm_fwd_args<T> &a, const nm_set_part &p, int s, int64_t (&s
     return nm_fwd_finish(a, s1, s2, shift, so[N_ST], save);
 }
 
-/* y over p's item range of p's sets, their partials and shifts in, or
- * with `stats` their statistics (nm_set_flow's finished groups). HINT:
- * x's loads and y's stores evict first (nm_set_flow). */
+/* y over p's item range of p's sets, their partials and shifts in.
+ * HINT: x's loads and y's stores evict first (nm_set_flow). */
 template <class T, class I, int V, bool HINT = false>
-__device__ __forceinline__ void nm_group_write(const nm_fwd_args<T> &a, const nm_set_part &p,
-                                               const nm_stats<typename io<T>::C> *stats = NULL)
+__device__ __forceinline__ void nm_group_write(const nm_fwd_args<T> &a, const nm_set_part &p)
 {
     typedef typename io<T>::C C;
     constexpr int G = nm_set_group<T>();
@@ -589,16 +587,7 @@ __device__ __forceinline__ void nm_group_write(const nm_fwd_args<T> &a, const nm
     const int ws = udnnGpuWarpSize, lane = threadIdx.x % ws;
     for (int s = threadIdx.x / ws; s < p.gs; s += blockDim.x / ws) {
         int64_t so[NM_SLOTS];
-        nm_stats<C> f;
-        if (stats != NULL) {
-            nm_offsets<I, NM_SLOTS>(a.sets, (I)(p.s0 + s), so);
-            const nm_stats<C> *q = stats + p.s0 + s;
-            f.hi = udnnGpuLoadCoherent(&q->hi);
-            f.lo = udnnGpuLoadCoherent(&q->lo);
-            f.inv = udnnGpuLoadCoherent(&q->inv);
-        } else {
-            f = nm_group_stats<T, I>(a, p, s, so, p.k == 0 && lane == 0);
-        }
+        const nm_stats<C> f = nm_group_stats<T, I>(a, p, s, so, p.k == 0 && lane == 0);
         if (lane == 0) {
             st[s] = f;
             xo[s] = so[N_X];
@@ -797,8 +786,7 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_bwd_split(nm_bwd_args<T> a)
  * warp that calls it (nm_set_sums), and its offsets. */
 template <class T, class I>
 __device__ __forceinline__ nm_bwd_stats<typename nm_wide<T>::W>
-nm_group_stats(const nm_bwd_args<T> &a, const nm_set_part &p, int s, int64_t (&so)[NM_SLOTS],
-               bool /* nothing to save */)
+nm_group_stats(const nm_bwd_args<T> &a, const nm_set_part &p, int s, int64_t (&so)[NM_SLOTS])
 {
     typedef typename nm_wide<T>::W W;
     double sg, sgx;
@@ -809,13 +797,10 @@ nm_group_stats(const nm_bwd_args<T> &a, const nm_set_part &p, int s, int64_t (&s
 }
 
 /* nm_bwd_split by groups of sets (as nm_fwd_sets): dx over p's item range
- * of p's sets, each item's scale loaded once for them, from their partials
- * or with `stats` from their statistics (nm_set_flow); dx as nm_bwd_write
- * computes it. HINT: x's and dy's loads and dx's stores evict first. */
-template <class T, class I, int V, bool HINT = false>
-__device__ __forceinline__ void
-nm_group_write(const nm_bwd_args<T> &a, const nm_set_part &p,
-               const nm_bwd_stats<typename nm_wide<T>::W> *stats = NULL)
+ * of p's sets, each item's scale loaded once for them, from their
+ * partials; dx as nm_bwd_write computes it. */
+template <class T, class I, int V>
+__device__ __forceinline__ void nm_group_write(const nm_bwd_args<T> &a, const nm_set_part &p)
 {
     typedef typename nm_wide<T>::W W;
     typedef typename io<T>::C C;
@@ -826,15 +811,7 @@ nm_group_write(const nm_bwd_args<T> &a, const nm_set_part &p,
     const int ws = udnnGpuWarpSize;
     for (int s = threadIdx.x / ws; s < p.gs; s += blockDim.x / ws) {
         int64_t so[NM_SLOTS];
-        nm_bwd_stats<W> f;
-        if (stats != NULL) {
-            nm_offsets<I, NM_SLOTS>(a.sets, (I)(p.s0 + s), so);
-            const nm_bwd_stats<W> *q = stats + p.s0 + s;
-            f = {udnnGpuLoadCoherent(&q->mean), udnnGpuLoadCoherent(&q->inv),
-                 udnnGpuLoadCoherent(&q->mean_g), udnnGpuLoadCoherent(&q->mean_gx)};
-        } else {
-            f = nm_group_stats<T, I>(a, p, s, so, false);
-        }
+        const nm_bwd_stats<W> f = nm_group_stats<T, I>(a, p, s, so);
         if (threadIdx.x % ws != 0) continue;
         sw[s] = f;
         xo[s] = so[N_X];
@@ -849,8 +826,8 @@ nm_group_write(const nm_bwd_args<T> &a, const nm_set_part &p,
         for (int k = 0; k < V; k++) sc[k] = (W)a.scale[o[N_P] + k * a.pstep];
         /* every set's loads in flight before the first store (as nm_fwd_sets) */
         udnn_gpu_pack<T, V> xr[G], gr[G];
-        nm_group_load<HINT>(a.x, xo, p.gs, o[N_X], xr);
-        nm_group_load<HINT>(a.dy, dyo, p.gs, o[N_DY], gr);
+        nm_group_load<false>(a.x, xo, p.gs, o[N_X], xr);
+        nm_group_load<false>(a.dy, dyo, p.gs, o[N_DY], gr);
 #pragma unroll
         for (int s = 0; s < G; s++) {
             if (s >= p.gs) break;
@@ -862,7 +839,7 @@ nm_group_write(const nm_bwd_args<T> &a, const nm_set_part &p,
                 const W g = udnnGpuMulRn((W)udnn_gpu_pack_ld(gr[s], k), sc[k]);
                 v[k] = (C)(st.inv * ((g - mean_g) - xhat * mean_gx));
             }
-            nm_store_hint<HINT, T, V>(a.dx + dxo[s], o[N_OUT], v);
+            nm_store<T, V>(a.dx + dxo[s], o[N_OUT], v);
         }
     }
 }
@@ -1172,39 +1149,24 @@ __device__ __forceinline__ void nm_row_sum(S (&v)[NQ], S *red, int parity)
  * sets 1580 / 1590 against 1257 / 1302, f16 128 sets level (2150 / 2148,
  * 2143 / 2151): half the bytes for the same reduce and apply work.
  *
- * With NM_FLOW_FINISH (a candidate, off until measured), a group's last
- * reduce item finishes its sets' statistics once, and apply items read
- * them: without it each apply item's warps join all of a set's ranges'
- * partials (196 a set for 64 sets of 802816 f16: 7 rounds of loads from
- * L2 before its first load of x), where nm_fwd_sets joins 17. NM_FLOW_16:
- * the flow for 16-bit types too (a candidate with NM_FLOW_FINISH).
- *
- * Two candidates for the backward, off until measured: NM_SET_GROUP_SUMS,
- * its first pass by groups (nm_bwd_part_sets, loading an item's scale once
- * for the group, as nm_bwd_sets does), and NM_BWD_FLOW, that pass and
- * nm_bwd_sets as the items of a flow (4- and 8-byte types; with
- * NM_FLOW_16 16-bit too). The grouped first pass lost when first measured
- * (f16 968 against 1013 GB/s, f32 1438 against 1585), but its sums then
- * lived in local memory (a 64-byte stack frame: their stores indexed by
- * the group's size at run time). */
-#ifndef NM_FLOW_FINISH
-#define NM_FLOW_FINISH 0
-#endif
-#ifndef NM_FLOW_16
-#define NM_FLOW_16 0
-#endif
-#ifndef NM_SET_GROUP_SUMS
-#define NM_SET_GROUP_SUMS 0
-#endif
-#ifndef NM_BWD_FLOW
-#define NM_BWD_FLOW 0
-#endif
-
-/* S: a set's statistics, nm_stats (forward) or nm_bwd_stats. */
-template <class S> struct nm_flow {
+ * Tried and not kept (H200, 64 sets of 256 x 56 x 56 unless said, GB/s,
+ * two passes against the kept kernels in the same call):
+ * - a group's last reduce item finishing its sets' statistics once, where
+ *   each apply item joins all of its sets' range partials: f32 forward
+ *   2383 / 2349 against 2413 / 2401;
+ * - the flow for 16-bit types as well, with that finish: f16 forward 1851 /
+ *   1792 against 1886 / 1855, RMS bf16 32 sets 1344 / 1308 against 1569 /
+ *   1636;
+ * - the backward's first pass by groups (each item's scale loaded once for
+ *   the group, the sums in registers): f16 1046 / 1048 against 1004 /
+ *   1008 (nm_bwd_fused, below, took 1228 / 1230), f32 1580 / 1577 against
+ *   1584 / 1599, f64 32 sets 1616 / 1624 against 1638 / 1652;
+ * - that pass and nm_bwd_sets as one flow: f32 1618 / 1578, f64 32 sets
+ *   1683 / 1661, within the runs' spread (the copy moved 6% between
+ *   passes), and f16 1061 / 1060, below nm_bwd_fused. */
+struct nm_flow {
     uint32_t *ticket, *done; /* [1], [groups]: zero at the launch */
     uint32_t n, lag;         /* items of each kind, the lag (udnn_gpu_flow) */
-    S *stats;                /* [sets], NM_FLOW_FINISH */
 };
 
 /* p's sets' shifted sums over its item range, summed over the block into
@@ -1254,85 +1216,15 @@ __device__ __forceinline__ void nm_group_sums(const nm_fwd_args<T> &a, const nm_
     }
 }
 
-/* p's sets' sums g and g * xhat over its item range (nm_bwd_sums' terms),
- * each item's scale loaded once for them, summed over the block into
- * a.partial[set * a.chunks + p.k] (a.chunks: the ranges). red: 2 *
- * NM_ROW_WARPS * 2 * G values of W. */
-template <class T, class I, int V>
-__device__ __forceinline__ void nm_group_sums(const nm_bwd_args<T> &a, const nm_set_part &p,
-                                              double *red)
-{
-    typedef typename nm_wide<T>::W W;
-    constexpr int G = nm_set_group<T>();
-    __shared__ nm_bwd_set<W> sw[G];
-    __shared__ int64_t xo[G], dyo[G];
-    if ((int)threadIdx.x < p.gs) {
-        int64_t so[NM_SLOTS];
-        nm_offsets<I, NM_SLOTS>(a.sets, (I)(p.s0 + threadIdx.x), so);
-        sw[threadIdx.x] = nm_bwd_set_of<T>(a, so);
-        xo[threadIdx.x] = so[N_X];
-        dyo[threadIdx.x] = so[N_DY];
-    }
-    __syncthreads();
-    W q[2 * G];
-#pragma unroll
-    for (int i = 0; i < 2 * G; i++) q[i] = W(0);
-    for (I j = (I)p.lo + (I)threadIdx.x; j < (I)p.hi; j += (I)blockDim.x) {
-        int64_t o[4];
-        nm_elem<I, 4, V>(a.inner, j, o);
-        W sc[V];
-        for (int k = 0; k < V; k++) sc[k] = (W)a.scale[o[N_P] + k * a.pstep];
-        /* a group's missing sets' loads (nm_group_load) add nothing */
-        udnn_gpu_pack<T, V> xr[G], gr[G];
-        nm_group_load<false>(a.x, xo, p.gs, o[N_X], xr);
-        nm_group_load<false>(a.dy, dyo, p.gs, o[N_DY], gr);
-#pragma unroll
-        for (int s = 0; s < G; s++) {
-            const nm_bwd_set<W> st = sw[s < p.gs ? s : 0];
-            W tg = W(0), tgx = W(0);
-            for (int k = 0; k < V; k++) {
-                const W g = udnnGpuMulRn((W)udnn_gpu_pack_ld(gr[s], k), sc[k]);
-                tg += g;
-                tgx += g * nm_bwd_xhat((W)udnn_gpu_pack_ld(xr[s], k), st);
-            }
-            q[2 * s] += s < p.gs ? tg : W(0);
-            q[2 * s + 1] += s < p.gs ? tgx : W(0);
-        }
-    }
-    nm_row_sum<W, 2 * G>(q, (W *)red, 0);
-    if (threadIdx.x != 0) return;
-#pragma unroll /* q in registers: constant indices */
-    for (int s = 0; s < G; s++) {
-        if (s >= p.gs) break;
-        const int64_t b = (p.s0 + s) * a.chunks + p.k;
-        a.partial[2 * b] = (double)q[2 * s];
-        a.partial[2 * b + 1] = (double)q[2 * s + 1];
-    }
-}
-
-/* The backward's first pass by groups (NM_SET_GROUP_SUMS), a.chunks the
- * grid's ranges. */
+/* nm_group_sums and nm_group_write as the reduce and apply items of a
+ * flow: the count of group grp reaches r.ranges when its partials are in. */
 template <class T, class I, int V>
 __global__ void __launch_bounds__(NM_SET_THREADS, 2)
-    nm_bwd_part_sets(nm_bwd_args<T> a, nm_set_grid r)
-{
-    __shared__ double red[2 * NM_ROW_WARPS * 2 * nm_set_group<T>()];
-    nm_group_sums<T, I, V>(
-        a, nm_set_part_of<nm_set_group<T>()>(a.nsets, a.inner.size, r, blockIdx.x), red);
-}
-
-/* nm_group_sums and nm_group_write of either direction (A: nm_fwd_args
- * or nm_bwd_args, S its statistics) as the reduce and apply items of a
- * flow. The count of group grp reaches r.ranges when its partials are in,
- * and with NM_FLOW_FINISH r.ranges + 1 when its last reduce item has put
- * its statistics in f.stats. */
-template <class T, class I, int V, class A, class S>
-__global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_set_flow(A a, nm_set_grid r, nm_flow<S> f)
+    nm_set_flow(nm_fwd_args<T> a, nm_set_grid r, nm_flow f)
 {
     constexpr int G = nm_set_group<T>();
     __shared__ double red[2 * NM_ROW_WARPS * 2 * G];
-    __shared__ uint32_t held, last;
-    const uint32_t ready = (uint32_t)r.ranges + (NM_FLOW_FINISH ? 1u : 0u);
+    __shared__ uint32_t held;
     udnn_gpu_flow(f.ticket, f.n, f.lag, &held, [&](bool reduce, uint32_t item) {
         const nm_set_part p = nm_set_part_of<G>(a.nsets, a.inner.size, r, item);
         const int64_t grp = item / r.ranges;
@@ -1340,35 +1232,21 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_set_flow(A a, nm_set_gri
             nm_group_sums<T, I, V>(a, p, red);
             if (threadIdx.x == 0) {
                 __threadfence(); /* the partials before the count */
-                last = atomicAdd(&f.done[grp], 1u) == (uint32_t)r.ranges - 1u;
-            }
-            if constexpr (NM_FLOW_FINISH) {
-                __syncthreads();
-                if (!last) return;
-                __threadfence(); /* the count said every partial is in: read them after it */
-                const int ws = udnnGpuWarpSize, lane = threadIdx.x % ws;
-                for (int s = threadIdx.x / ws; s < p.gs; s += blockDim.x / ws) {
-                    int64_t so[NM_SLOTS];
-                    const S st = nm_group_stats<T, I>(a, p, s, so, lane == 0);
-                    if (lane == 0) f.stats[p.s0 + s] = st;
-                }
-                __threadfence(); /* the statistics before the count */
-                __syncthreads();
-                if (threadIdx.x == 0) atomicAdd(&f.done[grp], 1u);
+                atomicAdd(&f.done[grp], 1u);
             }
             return;
         }
         if (threadIdx.x == 0) {
-            udnn_gpu_spin_until(&f.done[grp], ready);
+            udnn_gpu_spin_until(&f.done[grp], (uint32_t)r.ranges);
             __threadfence(); /* the count said the group is in: read it after it */
         }
         __syncthreads();
-        nm_group_write<T, I, V, true>(a, p, NM_FLOW_FINISH ? f.stats : NULL);
+        nm_group_write<T, I, V, true>(a, p);
     });
 }
 
-/* The few long sets' backward with its parameter gradients in the same
- * read (NM_BWD_FUSED, a candidate, off until measured), where every set
+/* The few long sets' backward of 16-bit types with its parameter
+ * gradients in the same read, where every set
  * has the same parameters and each element of a set its own (layer and
  * RMS norm over all of a set's dims): thread j takes item j of every set
  * in set order, so that its dscale and dbias terms over the sets (nm_grad's,
@@ -1380,10 +1258,11 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_set_flow(A a, nm_set_gri
  * the grid); the last block to finish joins each set's partials in block
  * order into f.joined[set][2], for nm_bwd_sets with one chunk. The grid
  * is one item a thread: at 64 sets of 802816 f16 elements 392 blocks for
- * 264 resident, a wave and a half. */
-#ifndef NM_BWD_FUSED
-#define NM_BWD_FUSED 0
-#endif
+ * 264 resident, a wave and a half. H200, layer norm backward over 64 sets
+ * of 256 x 56 x 56, GB/s, two passes: f16 1228 / 1230 against 1004 / 1008
+ * with nm_grad, nm_bwd_part and nm_bwd_sets; f32 lost, 1479 / 1498
+ * against 1584 / 1599, and f64 (32 sets) 1449 / 1465 against 1638 / 1652,
+ * so that 4- and 8-byte types keep the three kernels. */
 
 template <class T> struct nm_fused {
     typedef typename nm_param<T>::P P;
@@ -2147,38 +2026,34 @@ static nm_set_grid nm_set_grid_of(const udnn_gpu_context *c, const A &a, unsigne
     return r;
 }
 
-/* nm_set_flow over r's n items of each kind for a (nm_fwd_args or
- * nm_bwd_args, S its statistics), in a persistent grid of the resident
- * blocks; false, launching nothing, where its partials, shifts and
- * counters do not fit in scratch. */
-template <class T, class I, int V, class S, class A>
-static bool nm_set_flow_launch(const udnn_gpu_context *c, const A &a, const nm_set_grid &r,
-                               unsigned n)
+/* nm_set_flow over r's n items of each kind, in a persistent grid of the
+ * resident blocks; false, launching nothing, where its partials, shifts
+ * and counters do not fit in scratch. */
+template <class T, class I, int V>
+static bool nm_set_flow_launch(const udnn_gpu_context *c, const nm_fwd_args<T> &a,
+                               const nm_set_grid &r, unsigned n)
 {
     const int64_t groups = (a.nsets + nm_set_group<T>() - 1) / nm_set_group<T>();
     const size_t sums = udnn_gpu_align256((size_t)(2 * r.ranges + 1) * a.nsets * sizeof(double));
-    const size_t stats = udnn_gpu_align256((size_t)a.nsets * sizeof(S));
-    if (sums + stats + (size_t)(1 + groups) * sizeof(uint32_t) > c->scratch_bytes ||
-        n >= (1u << 30))
+    if (sums + (size_t)(1 + groups) * sizeof(uint32_t) > c->scratch_bytes || n >= (1u << 30))
         return false;
-    A fa = a;
+    nm_fwd_args<T> fa = a;
     fa.chunks = r.ranges;
     fa.partial = (double *)c->scratch;
-    nm_flow<S> f;
-    f.stats = (S *)((char *)c->scratch + sums);
-    f.ticket = (uint32_t *)((char *)c->scratch + sums + stats);
+    nm_flow f;
+    f.ticket = (uint32_t *)((char *)c->scratch + sums);
     f.done = f.ticket + 1;
     if (udnnGpuMemsetAsync(f.ticket, 0, (size_t)(1 + groups) * sizeof(uint32_t), c->stream) !=
         udnnGpuSuccess)
         return false;
     static udnn_gpu_cache occupancy;
-    const int64_t resident = c->sm_count * udnn_gpu_occupancy(c, nm_set_flow<T, I, V, A, S>,
+    const int64_t resident = c->sm_count * udnn_gpu_occupancy(c, nm_set_flow<T, I, V>,
                                                               NM_SET_THREADS, 0, &occupancy);
     const int64_t lag = r.ranges + resident;
     f.n = n;
     f.lag = (uint32_t)(lag < n ? lag : n);
     const int64_t blocks = resident < 2 * (int64_t)n ? resident : 2 * (int64_t)n;
-    nm_set_flow<T, I, V, A, S><<<(unsigned)blocks, NM_SET_THREADS, 0, c->stream>>>(fa, r, f);
+    nm_set_flow<T, I, V><<<(unsigned)blocks, NM_SET_THREADS, 0, c->stream>>>(fa, r, f);
     return true;
 }
 
@@ -2283,10 +2158,8 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
             constexpr int V = decltype(v)::value;
             unsigned sb = 0;
             const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
-            if constexpr (sizeof(T) >= 4 || NM_FLOW_16)
-                if (r.ranges > 0 &&
-                    nm_set_flow_launch<T, I, V, nm_stats<typename io<T>::C>>(c, a, r, sb))
-                    return;
+            if constexpr (sizeof(T) >= 4)
+                if (r.ranges > 0 && nm_set_flow_launch<T, I, V>(c, a, r, sb)) return;
             nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             if (r.ranges > 0) nm_fwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
             else nm_fwd_split<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
@@ -2400,24 +2273,12 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
         [&](auto i, auto v, unsigned blocks) {
             typedef decltype(i) I;
             constexpr int V = decltype(v)::value;
-            typedef nm_bwd_stats<typename nm_wide<T>::W> S;
             unsigned sb = 0;
             const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
-            if constexpr (NM_BWD_FUSED)
+            if constexpr (sizeof(T) == 2)
                 if (r.ranges > 0 && nm_bwd_fused_launch<T, I, V>(c, a, r, sb, g, p)) return;
             grads = nm_param_grads<T>(c, p, &g);
             if (grads != UDNN_STATUS_SUCCESS) return;
-            if constexpr (NM_BWD_FLOW && (sizeof(T) >= 4 || NM_FLOW_16))
-                if (r.ranges > 0 && nm_set_flow_launch<T, I, V, S>(c, a, r, sb)) return;
-            if constexpr (NM_SET_GROUP_SUMS)
-                if (r.ranges > 0 &&
-                    (size_t)(2 * r.ranges * a.nsets) * sizeof(double) <= c->scratch_bytes) {
-                    nm_bwd_args<T> ga = a;
-                    ga.chunks = r.ranges;
-                    nm_bwd_part_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(ga, r);
-                    nm_bwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(ga, r);
-                    return;
-                }
             nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             if (r.ranges > 0)
                 nm_bwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
