@@ -12,7 +12,7 @@ UDNN_CUDA_CU = cuda/backend.cu cuda/eltwise.cu cuda/tensor_ops.cu cuda/conv.cu c
 UDNN_CUDA_LO = $(UDNN_CUDA_CU:.cu=.lo)
 UDNN_CUDA_H = cuda/vendor.h cuda/gpu.h cuda/kernels.h cuda/act.h cuda/pool.h cuda/bn.h
 EXTRA_DIST += $(UDNN_CUDA_CU) $(UDNN_CUDA_H) cuda/nvcc-wrap.sh scripts/gpu-check scripts/gpu-stage \
-	scripts/gpu-profile \
+	scripts/gpu-profile scripts/perf-table \
 	tests/check_cuda_device.c tests/check_cuda_graph.c
 
 SUFFIXES = .cu

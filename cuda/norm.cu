@@ -1256,13 +1256,22 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2)
  * terms) go through the warp's butterfly into red[warp][set], then the
  * block's, in warp order, into a.partial[set * a.chunks + block] (a.chunks:
  * the grid); the last block to finish joins each set's partials in block
- * order into f.joined[set][2], for nm_bwd_sets with one chunk. The grid
- * is one item a thread: at 64 sets of 802816 f16 elements 392 blocks for
- * 264 resident, a wave and a half. H200, layer norm backward over 64 sets
- * of 256 x 56 x 56, GB/s, two passes: f16 1228 / 1230 against 1004 / 1008
- * with nm_grad, nm_bwd_part and nm_bwd_sets; f32 lost, 1479 / 1498
- * against 1584 / 1599, and f64 (32 sets) 1449 / 1465 against 1638 / 1652,
- * so that 4- and 8-byte types keep the three kernels. */
+ * order into f.joined[set][2], for nm_bwd_sets with one chunk. H200,
+ * layer norm backward over 64 sets of 256 x 56 x 56, GB/s, two passes:
+ * f16 1228 / 1230 against 1004 / 1008 with nm_grad, nm_bwd_part and
+ * nm_bwd_sets; f32 lost, 1479 / 1498 against 1584 / 1599, and f64 (32
+ * sets) 1449 / 1465 against 1638 / 1652, so that 4- and 8-byte types keep
+ * the three kernels.
+ * The grid is one item a thread: at 64 sets of 802816 f16 elements 392
+ * blocks. Built for 2 blocks a multiprocessor (112 registers) they took a
+ * wave and a half, at a quarter of the warps a multiprocessor holds
+ * (ncu: DRAM 27% busy, issue 35%, 165 of the backward's 254 us); built
+ * for 3 (80 registers, no spill) they fit one wave: f16 1561 / 1561
+ * against 1242 / 1232, RMS bf16 32 sets 1331 / 1326 against 1065 / 1057,
+ * f16 16 sets 1016 / 1055 against 920 / 898. For 4 (64 registers; the
+ * int64_t index's form spills 76 bytes): 1493 / 1507. Terms in float
+ * instead of double, a yardstick that fails nm_grad's cancelling sums,
+ * took 1654 / 1617. */
 
 template <class T> struct nm_fused {
     typedef typename nm_param<T>::P P;
@@ -1272,7 +1281,7 @@ template <class T> struct nm_fused {
 };
 
 template <class T, class I, int V>
-__global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_fused(nm_bwd_args<T> a, nm_fused<T> f)
+__global__ void __launch_bounds__(NM_SET_THREADS, 3) nm_bwd_fused(nm_bwd_args<T> a, nm_fused<T> f)
 {
     typedef typename nm_wide<T>::W W;
     typedef typename nm_param<T>::P P;
