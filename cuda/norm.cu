@@ -1246,17 +1246,17 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2)
 }
 
 /* The few long sets' backward of 16-bit types with its parameter
- * gradients in the same read, where every set
- * has the same parameters and each element of a set its own (layer and
- * RMS norm over all of a set's dims): thread j takes item j of every set
- * in set order, so that its dscale and dbias terms over the sets (nm_grad's,
- * in double) are whole in its registers and go straight to the outputs,
- * and nm_grad's own read of x and dy is gone (three reads of x and dy
- * become two). Its sum g and sum g * xhat of each set (nm_bwd_sums'
- * terms) go through the warp's butterfly into red[warp][set], then the
- * block's, in warp order, into a.partial[set * a.chunks + block] (a.chunks:
- * the grid); the last block to finish joins each set's partials in block
- * order into f.joined[set][2], for nm_bwd_sets with one chunk. H200,
+ * gradients in the same read, where every set has the same parameters and
+ * each element of a set its own (layer and RMS norm over all of a set's
+ * dims): thread j takes item j of every set in set order, so that its
+ * dscale and dbias terms over the sets (nm_grad's, in double) are whole
+ * in its registers and go straight to the outputs, and nm_grad's own
+ * read of x and dy is gone (three reads of x and dy become two). Its sum
+ * g and sum g * xhat of each set (nm_bwd_sums' terms) go through the
+ * warp's butterfly into red[warp][set], then the block's, in warp order,
+ * into a.partial[set * a.chunks + block] (a.chunks: the grid); the last
+ * block to finish joins each set's partials in block order into
+ * f.joined[set][2], for nm_bwd_sets with one chunk. H200,
  * layer norm backward over 64 sets of 256 x 56 x 56, GB/s, two passes:
  * f16 1228 / 1230 against 1004 / 1008 with nm_grad, nm_bwd_part and
  * nm_bwd_sets; f32 lost, 1479 / 1498 against 1584 / 1599, and f64 (32
