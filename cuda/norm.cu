@@ -1245,6 +1245,191 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2)
     });
 }
 
+/* The few long sets' forward where a set's x fits the shared memory of a
+ * thread-block cluster (NM_FWD_CLUSTER, a candidate, off until measured),
+ * as bn_cluster.cu does for batch norm's channels: the cluster's blocks
+ * each copy their share of the set's items into shared memory, sum it,
+ * join the cluster's sums through each other's shared memory, and write
+ * their share of y from it. x is read once, where the two launches read
+ * it twice (all of it from DRAM again once the sets outgrow L2), and no
+ * block waits for any block outside its cluster. Sets of up to 16 blocks
+ * of 100 KB: layer norm's 64 sets of 802816 f16 elements in clusters of
+ * 16 blocks of 512 threads, group norm's 32 groups of 10 x 128 x 128 f16
+ * in clusters of 8 blocks of 256 threads (40 KB each). Items are 16-byte
+ * vectors (the vectorized sets). Block b of the grid is block b % a.chunks
+ * of set b / a.chunks's cluster and holds its items [rank a.chunk, (rank
+ * + 1) a.chunk); the sums run in double per element, as nm_fwd_sums';
+ * every block adds the cluster's partials in rank order itself, so that
+ * all take the same statistics, and rank 0 saves them. */
+#ifndef NM_FWD_CLUSTER
+#define NM_FWD_CLUSTER 0
+#endif
+#define NM_CLUSTER_MAX 16
+#define NM_CLUSTER_SHARE(threads) ((size_t)200 * (threads))
+
+#if UDNN_GPU_CLUSTERS
+template <class T, class I, int THREADS>
+__global__ void __launch_bounds__(THREADS, 1024 / THREADS) nm_fwd_cluster(nm_fwd_args<T> a)
+{
+    typedef typename io<T>::C C;
+    typedef typename nm_param<T>::P P;
+    constexpr int V = 16 / (int)sizeof(T);
+    typedef udnn_gpu_pack<T, V> R;
+    extern __shared__ uint4 nm_cluster_held[];
+    __shared__ double red[THREADS / 16], part[2];
+    __shared__ nm_stats<C> st;
+    const unsigned rank = udnnGpuClusterRank();
+    const int64_t set = blockIdx.x / a.chunks, lo = rank * a.chunk;
+    const int64_t hi = lo + a.chunk < a.inner.size ? lo + a.chunk : a.inner.size;
+    const int n = hi > lo ? (int)(hi - lo) : 0;
+    R *held = (R *)nm_cluster_held;
+    int64_t so[NM_SLOTS];
+    nm_offsets<I, NM_SLOTS>(a.sets, (I)set, so);
+    const T *x = a.x + so[N_X];
+    /* read before the cluster's barrier: in place, rank 0 overwrites it after */
+    const double shift = nm_fwd_shift(a, x);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        int64_t o[1];
+        nm_elem<I, 1, V>(a.inner, (I)(lo + i), o);
+        udnnGpuCopyAsync16(held + i, x + o[N_X]);
+    }
+    udnnGpuCopyAsyncWait();
+    /* each thread reads back only the items it copied: no barrier */
+    double s1 = 0.0, s2 = 0.0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const R v = held[i];
+        for (int k = 0; k < V; k++) nm_fwd_add((double)udnn_gpu_pack_ld(v, k), shift, s1, s2);
+    }
+    s1 = udnn_gpu_block_sum(s1, red);
+    s2 = udnn_gpu_block_sum(s2, red);
+    if (threadIdx.x == 0) {
+        part[0] = s1;
+        part[1] = s2;
+    }
+    udnnGpuClusterArrive();
+    udnnGpuClusterWait();
+    if (threadIdx.x == 0) {
+        double q1 = 0.0, q2 = 0.0;
+        for (unsigned r = 0; r < (unsigned)a.chunks; r++) {
+            const double *pr = udnnGpuClusterMap(part, r);
+            q1 += pr[0];
+            q2 += pr[1];
+        }
+        st = nm_fwd_finish(a, q1, q2, shift, so[N_ST], rank == 0);
+    }
+    __syncthreads();
+    udnnGpuClusterArrive(); /* this block is done with the others' partials */
+    const nm_stats<C> f = st;
+    const P *scale = a.scale + so[N_P], *bias = a.bias != NULL ? a.bias + so[N_P] : NULL;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        int64_t o[4];
+        nm_elem<I, 4, V>(a.inner, (I)(lo + i), o);
+        const R v = held[i];
+        C y[V];
+        for (int k = 0; k < V; k++) {
+            const int64_t po = o[N_P] + k * a.pstep;
+            y[k] = ((udnn_gpu_pack_ld(v, k) - f.hi) - f.lo) * f.inv * (C)scale[po];
+            if (bias != NULL) y[k] += (C)bias[po];
+        }
+        nm_store<T, V>(a.y + so[N_OUT], o[N_OUT], y);
+    }
+    udnnGpuClusterWait(); /* the others are done with this block's partials */
+}
+#endif
+
+/* The few long sets' dx where a set's x and dy fit the shared memory of
+ * a thread-block cluster (NM_BWD_CLUSTER, a candidate, off until
+ * measured), as nm_fwd_cluster: each block holds its share of the set's
+ * items of x and dy (x's at held[i], dy's at held[a.chunk + i]), sums g
+ * and g * xhat over it (nm_bwd_sums' terms), joins the cluster's sums in
+ * rank order, and writes dx from what it holds. x and dy are read once
+ * for dx where nm_bwd_part and nm_bwd_split read them twice; the
+ * parameter gradients (nm_grad) read them once more before, as with the
+ * two launches. Sets of up to 16 blocks of 100 KB, 800 KB of 16-bit x: group
+ * norm's 8 groups of 32 x 112 x 112 f16 in clusters of 16 blocks of 512
+ * threads. */
+#ifndef NM_BWD_CLUSTER
+#define NM_BWD_CLUSTER 0
+#endif
+
+#if UDNN_GPU_CLUSTERS
+template <class T, class I, int THREADS>
+__global__ void __launch_bounds__(THREADS, 1024 / THREADS) nm_bwd_cluster(nm_bwd_args<T> a)
+{
+    typedef typename nm_wide<T>::W W;
+    typedef typename io<T>::C C;
+    constexpr int V = 16 / (int)sizeof(T);
+    typedef udnn_gpu_pack<T, V> R;
+    extern __shared__ uint4 nm_cluster_held[];
+    __shared__ W red[THREADS / 16];
+    __shared__ double part[2];
+    __shared__ W mg[2];
+    const unsigned rank = udnnGpuClusterRank();
+    const int64_t set = blockIdx.x / a.chunks, lo = rank * a.chunk;
+    const int64_t hi = lo + a.chunk < a.inner.size ? lo + a.chunk : a.inner.size;
+    const int n = hi > lo ? (int)(hi - lo) : 0;
+    R *held = (R *)nm_cluster_held;
+    int64_t so[NM_SLOTS];
+    nm_offsets<I, NM_SLOTS>(a.sets, (I)set, so);
+    const nm_bwd_set<W> st = nm_bwd_set_of<T>(a, so);
+    const typename nm_param<T>::P *scale = a.scale + so[N_P];
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        int64_t o[4];
+        nm_elem<I, 4, V>(a.inner, (I)(lo + i), o);
+        udnnGpuCopyAsync16(held + i, a.x + so[N_X] + o[N_X]);
+        udnnGpuCopyAsync16(held + a.chunk + i, a.dy + so[N_DY] + o[N_DY]);
+    }
+    udnnGpuCopyAsyncWait();
+    /* each thread reads back only the items it copied: no barrier */
+    W sg = W(0), sgx = W(0);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        int64_t o[4];
+        nm_elem<I, 4, V>(a.inner, (I)(lo + i), o);
+        const R xv = held[i], gv = held[a.chunk + i];
+        for (int k = 0; k < V; k++) {
+            const W g = nm_bwd_g((W)udnn_gpu_pack_ld(gv, k), scale, o[N_P] + k * a.pstep);
+            sg += g;
+            sgx += g * nm_bwd_xhat((W)udnn_gpu_pack_ld(xv, k), st);
+        }
+    }
+    sg = udnn_gpu_block_sum(sg, red);
+    sgx = udnn_gpu_block_sum(sgx, red);
+    if (threadIdx.x == 0) {
+        part[0] = (double)sg;
+        part[1] = (double)sgx;
+    }
+    udnnGpuClusterArrive();
+    udnnGpuClusterWait();
+    if (threadIdx.x == 0) {
+        double q1 = 0.0, q2 = 0.0;
+        for (unsigned r = 0; r < (unsigned)a.chunks; r++) {
+            const double *pr = udnnGpuClusterMap(part, r);
+            q1 += pr[0];
+            q2 += pr[1];
+        }
+        const double size = (double)a.size;
+        mg[0] = a.rms ? W(0) : (W)(q1 / size);
+        mg[1] = (W)(q2 / size);
+    }
+    __syncthreads();
+    udnnGpuClusterArrive(); /* this block is done with the others' partials */
+    const W mean_g = mg[0], mean_gx = mg[1];
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        int64_t o[4];
+        nm_elem<I, 4, V>(a.inner, (I)(lo + i), o);
+        const R xv = held[i], gv = held[a.chunk + i];
+        C d[V];
+        for (int k = 0; k < V; k++) {
+            const W xhat = nm_bwd_xhat((W)udnn_gpu_pack_ld(xv, k), st);
+            const W g = nm_bwd_g((W)udnn_gpu_pack_ld(gv, k), scale, o[N_P] + k * a.pstep);
+            d[k] = (C)(st.inv * ((g - mean_g) - xhat * mean_gx));
+        }
+        nm_store<T, V>(a.dx + so[N_OUT], o[N_OUT], d);
+    }
+    udnnGpuClusterWait(); /* the others are done with this block's partials */
+}
+#endif
+
 /* The few long sets' backward of 16-bit types with its parameter
  * gradients in the same read, where every set has the same parameters and
  * each element of a set its own (layer and RMS norm over all of a set's
@@ -2066,6 +2251,63 @@ static bool nm_set_flow_launch(const udnn_gpu_context *c, const nm_fwd_args<T> &
     return true;
 }
 
+#if UDNN_GPU_CLUSTERS
+/* The cluster kernel of a's direction, built for THREADS threads a block. */
+template <class T, class I, int THREADS> static auto nm_cluster_kernel(const nm_fwd_args<T> &)
+{
+    return nm_fwd_cluster<T, I, THREADS>;
+}
+template <class T, class I, int THREADS> static auto nm_cluster_kernel(const nm_bwd_args<T> &)
+{
+    return nm_bwd_cluster<T, I, THREADS>;
+}
+
+/* nm_fwd_cluster or nm_bwd_cluster (by A) at one block shape for a's
+ * vectorized sets, `unit` bytes of shared memory an item; false,
+ * launching nothing, where a set does not fit 16 blocks' shares or the
+ * device runs no such cluster (`fits`: the call site's answer). */
+template <class T, class I, int THREADS, class A>
+static bool nm_cluster_launch(const udnn_gpu_context *c, A a, size_t unit, udnn_gpu_cache *fits)
+{
+    constexpr size_t share = NM_CLUSTER_SHARE(THREADS);
+    const auto kernel = nm_cluster_kernel<T, I, THREADS>(a);
+    unsigned cs = 0;
+    if (!udnn_gpu_cluster_split(a.inner.size, unit, share, NM_CLUSTER_MAX, &cs, &a.chunk) ||
+        a.nsets * cs >= ((int64_t)1 << 31) ||
+        !udnn_gpu_cluster_fits(c, kernel, THREADS, share, NM_CLUSTER_MAX, fits))
+        return false;
+    a.chunks = cs;
+    int64_t threads =
+        (a.chunk + UDNN_GPU_WHOLE_WARPS - 1) / UDNN_GPU_WHOLE_WARPS * UDNN_GPU_WHOLE_WARPS;
+    if (threads > THREADS) threads = THREADS;
+    if (udnnGpuLaunchClusters(kernel, (unsigned)(a.nsets * cs), (unsigned)threads,
+                              (size_t)a.chunk * unit, c->stream, cs, a) != udnnGpuSuccess) {
+        udnnGpuGetLastError(); /* the split kernels instead */
+        return false;
+    }
+    return true;
+}
+
+/* The cluster kernel for a's vectorized sets: in blocks of 256 threads
+ * (four a multiprocessor) where a set takes more than one block of 512,
+ * else of 512; false, launching nothing, where neither fits. */
+template <class T, class I, class A>
+static bool nm_cluster_run(const udnn_gpu_context *c, const A &a, size_t unit)
+{
+    static udnn_gpu_cache fits256, fits512;
+    if ((size_t)a.inner.size * unit > NM_CLUSTER_SHARE(512) &&
+        nm_cluster_launch<T, I, 256>(c, a, unit, &fits256))
+        return true;
+    return nm_cluster_launch<T, I, 512>(c, a, unit, &fits512);
+}
+#else
+template <class T, class I, class A>
+static bool nm_cluster_run(const udnn_gpu_context *, const A &, size_t)
+{
+    return false;
+}
+#endif
+
 /* nm_bwd_fused, then nm_bwd_sets over its joined sums, for a's sets (r
  * their grid, g their geometry); false, launching nothing, unless each
  * element of a set has its own parameters (as many as a set's elements),
@@ -2167,6 +2409,8 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
             constexpr int V = decltype(v)::value;
             unsigned sb = 0;
             const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
+            if constexpr (NM_FWD_CLUSTER && V == 16 / (int)sizeof(T))
+                if (nm_cluster_run<T, I>(c, a, 16)) return;
             if constexpr (sizeof(T) >= 4)
                 if (r.ranges > 0 && nm_set_flow_launch<T, I, V>(c, a, r, sb)) return;
             nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
@@ -2288,6 +2532,8 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
                 if (r.ranges > 0 && nm_bwd_fused_launch<T, I, V>(c, a, r, sb, g, p)) return;
             grads = nm_param_grads<T>(c, p, &g);
             if (grads != UDNN_STATUS_SUCCESS) return;
+            if constexpr (NM_BWD_CLUSTER && V == 16 / (int)sizeof(T))
+                if (nm_cluster_run<T, I>(c, a, 32)) return;
             nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             if (r.ranges > 0)
                 nm_bwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
