@@ -57,27 +57,7 @@
 enum { S_X, S_DY, S_OUT, S_P, BN_SLOTS };
 
 /* Dims walked in row-major order with each slot's element strides. */
-typedef struct {
-    int nd;
-    int64_t size;
-    int64_t dim[UDNN_DIM_MAX];
-    int64_t st[BN_SLOTS][UDNN_DIM_MAX];
-} bn_space;
-
-/* The offsets in the first NT slots of element idx of s. The outermost dim
- * needs no division: idx is already below its size. */
-template <class I, int NT>
-__device__ __forceinline__ void bn_offsets(const bn_space &s, I idx, int64_t off[NT])
-{
-    for (int t = 0; t < NT; t++) off[t] = 0;
-    for (int d = s.nd - 1; d > 0; d--) {
-        const I n = (I)s.dim[d], q = idx / n, r = idx - q * n;
-        for (int t = 0; t < NT; t++) off[t] += (int64_t)r * s.st[t][d];
-        idx = q;
-    }
-    if (s.nd > 0)
-        for (int t = 0; t < NT; t++) off[t] += (int64_t)idx * s.st[t][0];
-}
+typedef udnn_gpu_space<BN_SLOTS> bn_space;
 
 /* The space of x's logical dims `which` (n of them): dims of size 1
  * dropped, the rest ordered by x's stride, largest first (so the last one
@@ -160,9 +140,9 @@ template <class T, class C> struct bn_reduce_args {
     bn_space fs, ms;
     int64_t F, M, chunk;
     const T *x, *dy;
-    const typename bn_param<T>::P *saved_mean; /* the shift when set */
-    C *partial;                                /* [split][K][F] */
-    C *shift;                                  /* [F], from split 0 */
+    const typename udnn_gpu_param<T>::P *saved_mean; /* the shift when set */
+    C *partial;                                      /* [split][K][F] */
+    C *shift;                                        /* [F], from split 0 */
 };
 
 /* V members of one feature from element offset off (a 16-byte vector when
@@ -196,7 +176,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
     C shift = C(0);
     if (f < a.F) {
         int64_t fo[BN_SLOTS];
-        bn_offsets<I, BN_SLOTS>(a.fs, (I)f, fo);
+        udnn_gpu_space_offsets<I, BN_SLOTS>(a.fs, (I)f, fo);
         const T *x = a.x + fo[S_X];
         const T *dy = BWD ? a.dy + fo[S_DY] : NULL;
         shift = a.saved_mean != NULL ? (C)a.saved_mean[fo[S_P]] : (C)io<T>::ld(x[0]);
@@ -210,7 +190,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
                 const I jj = j + u * by;
                 if (jj < j1) {
                     int64_t mo[2];
-                    bn_offsets<I, 2>(a.ms, jj, mo);
+                    udnn_gpu_space_offsets<I, 2>(a.ms, jj, mo);
                     bn_load<T, C, V>(x, mo[S_X], xv[u]);
                     if constexpr (BWD) bn_load<T, C, V>(dy, mo[S_DY], gv[u]);
                 }
@@ -276,7 +256,7 @@ __global__ void __launch_bounds__(BN_FIN_LANES *BN_FIN_ROWS)
     double q[K];
     for (int k = 0; k < K; k++) q[k] = red[k][ty][0];
     int64_t fo[BN_SLOTS];
-    bn_offsets<int64_t, BN_SLOTS>(a.fs, f, fo);
+    udnn_gpu_space_offsets<int64_t, BN_SLOTS>(a.fs, f, fo);
     const double shift = (double)a.shift[f];
     if constexpr (BWD)
         bn_store_coef(a.coef, a.F, f, bn_finish_bwd<T>(a.side, fo[S_P], shift, q, a.M));
@@ -290,7 +270,7 @@ template <class T> __global__ void bn_infer_coef(bn_finalize_args<T, typename io
     UDNN_GPU_GRID_STRIDE_LOOP(f, a.F)
     {
         int64_t fo[BN_SLOTS];
-        bn_offsets<int64_t, BN_SLOTS>(a.fs, f, fo);
+        udnn_gpu_space_offsets<int64_t, BN_SLOTS>(a.fs, f, fo);
         bn_store_coef(a.coef, a.F, f, bn_finish_infer<T>(a.side, fo[S_P]));
     }
 }
@@ -361,7 +341,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
         C *t = (C *)bn_table;
         for (int64_t f = threadIdx.x; f < a.F; f += blockDim.x) {
             int64_t fo[BN_SLOTS];
-            bn_offsets<int64_t, BN_SLOTS>(a.fs, f, fo);
+            udnn_gpu_space_offsets<int64_t, BN_SLOTS>(a.fs, f, fo);
             bn_store_coef(t, a.F, f, bn_finish_infer<T>(a.side, fo[S_P]));
         }
         __syncthreads();
@@ -448,8 +428,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
             j = i - f * M;
         }
         int64_t fo[3], mo[3];
-        bn_offsets<I, 3>(a.fs, f, fo);
-        bn_offsets<I, 3>(a.ms, j, mo);
+        udnn_gpu_space_offsets<I, 3>(a.fs, f, fo);
+        udnn_gpu_space_offsets<I, 3>(a.ms, j, mo);
         bn_apply_one<T, I, BWD, C>(a, a.coef, f, fo[S_X] + mo[S_X], fo[S_DY] + mo[S_DY],
                                    fo[S_OUT] + mo[S_OUT]);
     }
@@ -475,7 +455,7 @@ __device__ void bn_fused_write(const bn_fused_args<T> &a, const int64_t fo[BN_SL
     const C alpha = (C)a.alpha, beta = (C)a.beta;
     for (I j = 0; j < (I)a.M; j++) {
         int64_t mo[3];
-        bn_offsets<I, 3>(a.ms, j, mo);
+        udnn_gpu_space_offsets<I, 3>(a.ms, j, mo);
         const C x = (C)io<T>::ld(a.x[fo[S_X] + mo[S_X]]);
         const C g = BWD ? (C)io<T>::ld(a.dy[fo[S_DY] + mo[S_DY]]) : C(0);
         T *o = a.out + fo[S_OUT] + mo[S_OUT];
@@ -496,7 +476,7 @@ __device__ void bn_fused_stats(const bn_fused_args<T> &a, const int64_t fo[BN_SL
     for (int i = 0; i < K; i++) acc[i] = C(0);
     for (I j = 0; j < (I)a.M; j++) {
         int64_t mo[2];
-        bn_offsets<I, 2>(a.ms, j, mo);
+        udnn_gpu_space_offsets<I, 2>(a.ms, j, mo);
         const C x = (C)io<T>::ld(a.x[fo[S_X] + mo[S_X]]);
         const C g = BWD ? (C)io<T>::ld(a.dy[fo[S_DY] + mo[S_DY]]) : C(0);
         bn_accumulate<K, BWD>(acc, x - shift, g);
@@ -517,7 +497,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK) bn_fused(bn_fused_args<T> a)
     UDNN_GPU_GRID_STRIDE_LOOP(f, a.F)
     {
         int64_t fo[BN_SLOTS];
-        bn_offsets<I, BN_SLOTS>(a.fs, (I)f, fo);
+        udnn_gpu_space_offsets<I, BN_SLOTS>(a.fs, (I)f, fo);
         if constexpr (MODE == 1)
             bn_fused_write<T, I, false>(a, fo, bn_finish_infer<T>(a.side, fo[S_P]));
         else if constexpr (MODE == 2) bn_fused_stats<T, I, true, 4>(a, fo);
@@ -754,7 +734,7 @@ static udnnStatus_t bn_statistics(const udnn_gpu_context *c, const udnn_bn_probl
     r.chunk = pl.chunk;
     r.x = (const T *)p->x_ptr;
     r.dy = (const T *)p->dy_ptr;
-    r.saved_mean = BWD ? (const typename bn_param<T>::P *)p->saved_mean_ptr : NULL;
+    r.saved_mean = BWD ? (const typename udnn_gpu_param<T>::P *)p->saved_mean_ptr : NULL;
     r.shift = (S *)(scratch + coef_bytes);
     r.partial = (S *)(scratch + coef_bytes + shift_bytes);
     const dim3 block((unsigned)pl.ft, (unsigned)pl.by);

@@ -9,14 +9,6 @@
 
 /* ---- types ------------------------------------------------------------------------- */
 
-/* The statistics type: FLOAT for FLOAT, HALF and BFLOAT16 data. */
-template <class T> struct bn_param {
-    typedef float P;
-};
-template <> struct bn_param<double> {
-    typedef double P;
-};
-
 /* The type of pass 1's sums: double for every type (a batch mean near 0
  * is a small remainder of large sums, and must still meet the tolerance of
  * the FLOAT statistics, HALF and BFLOAT16 data's too). */
@@ -40,7 +32,7 @@ template <> struct bn_acc<float, true> {
 
 /* Everything a finishing step reads and writes; NULL where unused. */
 template <class T> struct bn_side {
-    typedef typename bn_param<T>::P P;
+    typedef typename udnn_gpu_param<T>::P P;
     const P *scale, *bias;
     const P *est_mean, *est_var;       /* inference */
     const P *saved_mean, *saved_inv;   /* backward, nullable */
@@ -79,7 +71,7 @@ __device__ bn_coef<typename io<T>::C> bn_finish_train(const bn_side<T> &s, int64
                                                       double shift, const double *q, int64_t m)
 {
     typedef typename io<T>::C C;
-    typedef typename bn_param<T>::P P;
+    typedef typename udnn_gpu_param<T>::P P;
     const double md = (double)m, dm = q[0] / md, mean = shift + dm;
     double var = q[1] / md - dm * dm;
     if (var < 0.0) var = 0.0; /* rounding only; NaN stays NaN */
@@ -182,10 +174,10 @@ __device__ __forceinline__ void bn_accumulate(S *acc, S d, S dy)
  * (backward, po its parameters' offset), else its first member *x0;
  * exact in the statistics type. */
 template <bool BWD, class T>
-__device__ __forceinline__ typename bn_param<T>::P bn_shift(const bn_side<T> &s, int64_t po,
-                                                           const T *x0)
+__device__ __forceinline__ typename udnn_gpu_param<T>::P bn_shift(const bn_side<T> &s, int64_t po,
+                                                                  const T *x0)
 {
-    typedef typename bn_param<T>::P P;
+    typedef typename udnn_gpu_param<T>::P P;
     if (BWD && s.saved_mean != NULL) return s.saved_mean[po];
     return (P)io<T>::ld(*x0);
 }
@@ -310,7 +302,7 @@ static udnnStatus_t bn_scratch(const udnn_gpu_context *c, int64_t n_counts, int6
 
 template <class T> static bn_side<T> bn_side_of(const udnn_bn_problem *p)
 {
-    typedef typename bn_param<T>::P P;
+    typedef typename udnn_gpu_param<T>::P P;
     bn_side<T> s;
     memset(&s, 0, sizeof s);
     s.scale = (const P *)p->scale_ptr;

@@ -170,8 +170,8 @@ __device__ __forceinline__ int64_t bn_flow_off(const bn_flow_args<T, C> &a, int6
 
 /* Channel f's shift (bn_shift). */
 template <bool BWD, bool ROWS, class T, class C>
-__device__ __forceinline__ typename bn_param<T>::P bn_flow_shift(const bn_flow_args<T, C> &a,
-                                                                 int64_t f)
+__device__ __forceinline__ typename udnn_gpu_param<T>::P bn_flow_shift(const bn_flow_args<T, C> &a,
+                                                                       int64_t f)
 {
     return bn_shift<BWD>(a.side, f * a.pstride, a.x + (ROWS ? f : f * a.run));
 }
@@ -400,7 +400,7 @@ __device__ __forceinline__ void bn_flow_sum(const bn_flow_args<T, C> &a, uint32_
     constexpr int FG = G::FG, L = G::L, NF = G::NF, NV = NF * K;
     const int tid = threadIdx.x, lane = tid % L;
     const uint32_t g = at.g;
-    typename bn_param<T>::P shift[NF];
+    typename udnn_gpu_param<T>::P shift[NF];
     typedef typename bn_thread_sum<T, KEEP>::S SA;
     SA acc[NV];
 #pragma unroll

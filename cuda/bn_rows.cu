@@ -268,7 +268,7 @@ __global__ void __launch_bounds__(BN_ROWS_BLOCK, 1) bn_rows(bn_rows_args<T, K, B
             if constexpr (BWD) gr[u] = bn_get<T, W, true>(a.dy + at.off(u));
         }
     }
-    typename bn_param<T>::P shift[W];
+    typename udnn_gpu_param<T>::P shift[W];
 #pragma unroll
     for (int e = 0; e < W; e++)
         shift[e] = bn_shift<BWD>(a.side, (f0 + e) * a.pstride, a.x + f0 + e);

@@ -74,6 +74,16 @@ template <> struct io<int64_t> {
     static __device__ __forceinline__ int64_t st(double v) { return (int64_t)v; }
 };
 
+/* The type of the normalizations' parameters and statistics (batch,
+ * layer, RMS and group norm): FLOAT for FLOAT, HALF and BFLOAT16 data,
+ * DOUBLE for DOUBLE. */
+template <class T> struct udnn_gpu_param {
+    typedef float P;
+};
+template <> struct udnn_gpu_param<double> {
+    typedef double P;
+};
+
 static inline int udnn_gpu_float_type(udnnDataType_t t)
 {
     return t == UDNN_DATA_FLOAT || t == UDNN_DATA_DOUBLE || t == UDNN_DATA_HALF ||
@@ -146,6 +156,33 @@ __device__ __forceinline__ void udnn_gpu_offsets(const udnn_gpu_shape &s, int64_
         for (int t = 0; t < NT; t++) off[t] += r * s.strides[t][d];
         i = q;
     }
+}
+
+/* Dims with the element strides of NS slots (tensors, or their roles,
+ * walked by one index), as an op orders and merges them (the norms, batch
+ * norm). */
+template <int NS> struct udnn_gpu_space {
+    int nd;
+    int64_t size;
+    int64_t dim[UDNN_DIM_MAX];
+    int64_t st[NS][UDNN_DIM_MAX];
+};
+
+/* The offsets in the first NT slots of element idx of s, in I's
+ * arithmetic (32 bits where the space allows: a cheaper division). The
+ * outermost dim needs no division: idx is already below its size. */
+template <class I, int NT, int NS>
+__device__ __forceinline__ void udnn_gpu_space_offsets(const udnn_gpu_space<NS> &s, I idx,
+                                                       int64_t off[NT])
+{
+    for (int t = 0; t < NT; t++) off[t] = 0;
+    for (int d = s.nd - 1; d > 0; d--) {
+        const I n = (I)s.dim[d], q = idx / n, r = idx - q * n;
+        for (int t = 0; t < NT; t++) off[t] += (int64_t)r * s.st[t][d];
+        idx = q;
+    }
+    if (s.nd > 0)
+        for (int t = 0; t < NT; t++) off[t] += (int64_t)idx * s.st[t][0];
 }
 
 /* 1 when every tensor has the same dims and strides as ts[0] and those

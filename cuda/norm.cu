@@ -18,51 +18,19 @@
  * the set's innermost dim is contiguous and aligned.
  * Backward: first the parameter gradients (dscale, dbias: per parameter,
  * a sum over every set), as FT x BY blocks over parameter and member
- * slices with partials in scratch and a fixed-order finish; then dx, a
- * team per set. The parameter pass runs first since dx may be x's or dy's
+ * slices with partials in scratch and a fixed-order finish (norm_grad.cu);
+ * then dx, a team per set. The parameter pass runs first since dx may be x's or dy's
  * buffer.
  * Rows: where each layer or RMS norm set is one contiguous run, a team
  * holds its row in registers instead (one read of x, and of dy, and one
  * write), and the backward pass sums dscale and dbias there too, into a
- * partial per block and the same finish (see nm_fwd_rows, nm_bwd_rows).
+ * partial per block and the same finish (norm_rows.cu).
  *
  * HALF and BFLOAT16 compute in float, DOUBLE in double; every type sums
  * the forward statistics in double, and FLOAT runs the backward dx pass in
  * double (see nm_wide). Each set's statistics are finished in double.
  * Every sum has a fixed order. */
-#include "cuda/kernels.h"
-
-/* ---- types and index spaces ----------------------------------------------------------- */
-
-template <class T> struct nm_param {
-    typedef float P;
-};
-template <> struct nm_param<double> {
-    typedef double P;
-};
-
-/* The arithmetic type of the backward dx pass: the compute type, except
- * double for FLOAT. Over small sets dx is a small remainder of terms as
- * large as dy * scale (two elements: a (1 - xhat^2) fraction), so float
- * sums and normalized inputs would lose precision by that ratio. */
-template <class T> struct nm_wide {
-    typedef typename io<T>::C W;
-};
-template <> struct nm_wide<float> {
-    typedef double W;
-};
-
-/* The tensors a space steps through: x, dy (x's strides in the forward
- * pass), the output (y or dx), the parameters (scale, bias and their
- * gradients share one layout) and the statistics. */
-enum { N_X, N_DY, N_OUT, N_P, N_ST, NM_SLOTS };
-
-typedef struct {
-    int nd;
-    int64_t size;
-    int64_t dim[UDNN_DIM_MAX];
-    int64_t st[NM_SLOTS][UDNN_DIM_MAX];
-} nm_space;
+#include "cuda/norm.h"
 
 /* One dim of a space before ordering and merging. Group norm splits C into
  * (group, channel in group), so dims are given explicitly. */
@@ -70,19 +38,6 @@ typedef struct {
     int64_t size;
     int64_t st[NM_SLOTS];
 } nm_dim;
-
-template <class I, int NT>
-__device__ __forceinline__ void nm_offsets(const nm_space &s, I idx, int64_t off[NT])
-{
-    for (int t = 0; t < NT; t++) off[t] = 0;
-    for (int d = s.nd - 1; d > 0; d--) {
-        const I n = (I)s.dim[d], q = idx / n, r = idx - q * n;
-        for (int t = 0; t < NT; t++) off[t] += (int64_t)r * s.st[t][d];
-        idx = q;
-    }
-    if (s.nd > 0)
-        for (int t = 0; t < NT; t++) off[t] += (int64_t)idx * s.st[t][0];
-}
 
 /* Dims of size 1 dropped, the rest ordered by x's stride (largest first,
  * stable), neighbours merged where every slot steps evenly. */
@@ -127,14 +82,6 @@ static nm_dim nm_dim_of(const udnn_tensor *const ts[NM_SLOTS], int d)
     for (int t = 0; t < NM_SLOTS; t++) r.st[t] = ts[t]->dims[d] == 1 ? 0 : ts[t]->strides[d];
     return r;
 }
-
-/* The spaces of a problem: sets (their first elements) and the elements
- * of a set (inner); for the parameter gradients, parameters (features)
- * and, per parameter, its elements (members). */
-typedef struct {
-    nm_space sets, inner, feat, memb;
-    int rms;
-} nm_geom;
 
 static nm_geom nm_geometry(const udnn_norm_problem *p, const udnn_tensor *dy,
                            const udnn_tensor *out)
@@ -192,43 +139,10 @@ static nm_geom nm_geometry(const udnn_norm_problem *p, const udnn_tensor *dy,
     return g;
 }
 
-static inline int nm_small(int64_t n)
-{
-    return n < ((int64_t)1 << 31);
-}
-
-/* ---- team reductions --------------------------------------------------------------------- */
-
-/* Teams of TX threads (blockDim.x) per set, TY (blockDim.y) teams per
- * block. */
-#define NM_MAX_TEAM 512
-#define NM_RED_SLOTS NM_MAX_TEAM /* shared values per quantity: the largest block */
-
-/* Sums v over the team, in every thread of it, in a fixed order. Every
- * thread of the block calls it together. Teams up to 32 wide stay inside
- * one warp (any warp size of 32 or more) and use shuffles. */
-template <class C> __device__ __forceinline__ C nm_team_sum(C v, C *red)
-{
-    const int tx = threadIdx.x, tw = blockDim.x;
-    if (tw <= 32) {
-        for (int m = tw / 2; m > 0; m /= 2) v += udnnGpuShflXor(v, m);
-        return v;
-    }
-    const int base = threadIdx.y * tw;
-    __syncthreads(); /* red may still be read by a previous call */
-    red[base + tx] = v;
-    __syncthreads();
-    for (int s = tw / 2; s > 0; s /= 2) {
-        if (tx < s) red[base + tx] += red[base + tx + s];
-        __syncthreads();
-    }
-    return red[base];
-}
-
 /* ---- forward --------------------------------------------------------------------------- */
 
 template <class T> struct nm_fwd_args {
-    typedef typename nm_param<T>::P P;
+    typedef typename udnn_gpu_param<T>::P P;
     nm_space sets, inner; /* inner in items (see nm_elem) */
     int64_t nsets, size, pstep;
     int rms;
@@ -254,7 +168,7 @@ template <class C> struct nm_stats {
 template <class I, int NT, int V>
 __device__ __forceinline__ void nm_elem(const nm_space &s, I j, int64_t off[NT])
 {
-    nm_offsets<I, NT>(s, j, off);
+    udnn_gpu_space_offsets<I, NT>(s, j, off);
 }
 
 /* V consecutive elements at element offset `off` (V == 1: one). */
@@ -279,14 +193,6 @@ __device__ __forceinline__ void nm_store(T *p, int64_t off, const typename io<T>
         for (int k = 0; k < V; k++) w.v[k] = io<T>::st(v[k]);
         *(udnn_gpu_vec<T> *)(p + off) = w;
     }
-}
-
-/* One element's terms of a set's shifted sums: v - shift and its square. */
-__device__ __forceinline__ void nm_fwd_add(double v, double shift, double &s1, double &s2)
-{
-    const double d = v - shift;
-    s1 += d;
-    s2 += d * d;
 }
 
 /* A set's shifted sums over items lo, lo + tw, ... below hi (the
@@ -315,7 +221,7 @@ __device__ __forceinline__ nm_stats<typename io<T>::C>
 nm_fwd_finish(const nm_fwd_args<T> &a, double s1, double s2, double shift, int64_t st, bool save)
 {
     typedef typename io<T>::C C;
-    typedef typename nm_param<T>::P P;
+    typedef typename udnn_gpu_param<T>::P P;
     const double n = (double)a.size, dm = a.rms ? 0.0 : s1 / n;
     const double mean = a.rms ? 0.0 : shift + dm;
     double var = s2 / n - dm * dm;
@@ -338,7 +244,7 @@ __device__ __forceinline__ void nm_fwd_write(const nm_fwd_args<T> &a, const int6
                                              nm_stats<typename io<T>::C> f, I lo, I hi)
 {
     typedef typename io<T>::C C;
-    typedef typename nm_param<T>::P P;
+    typedef typename udnn_gpu_param<T>::P P;
     const T *x = a.x + so[N_X];
     const P *scale = a.scale + so[N_P], *bias = a.bias != NULL ? a.bias + so[N_P] : NULL;
     T *y = a.y + so[N_OUT];
@@ -386,7 +292,7 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_fwd(nm_fwd_args<T> a)
     const bool live = set < a.nsets;
     const I items = (I)a.inner.size;
     int64_t so[NM_SLOTS];
-    nm_offsets<I, NM_SLOTS>(a.sets, (I)(live ? set : 0), so);
+    udnn_gpu_space_offsets<I, NM_SLOTS>(a.sets, (I)(live ? set : 0), so);
     const double shift = live ? nm_fwd_shift(a, a.x + so[N_X]) : 0.0;
     double s1 = 0.0, s2 = 0.0;
     if (live) nm_fwd_sums<T, I, V>(a, a.x + so[N_X], shift, I(0), items, s1, s2);
@@ -414,7 +320,7 @@ template <class I, class A> __device__ __forceinline__ nm_part<I> nm_part_of(con
     const int64_t items = a.inner.size, l = r.k * a.chunk < items ? r.k * a.chunk : items;
     r.lo = (I)l;
     r.hi = (I)(items - l < a.chunk ? items : l + a.chunk);
-    nm_offsets<I, NM_SLOTS>(a.sets, (I)r.set, r.so);
+    udnn_gpu_space_offsets<I, NM_SLOTS>(a.sets, (I)r.set, r.so);
     return r;
 }
 
@@ -547,7 +453,7 @@ __device__ __forceinline__ void nm_set_sums(const A &a, const nm_set_part &p, in
 {
     const int64_t set = p.s0 + s;
     const int ws = udnnGpuWarpSize, lane = threadIdx.x % ws;
-    nm_offsets<I, NM_SLOTS>(a.sets, (I)set, so);
+    udnn_gpu_space_offsets<I, NM_SLOTS>(a.sets, (I)set, so);
     const double *q = a.partial + 2 * set * a.chunks;
     s1 = s2 = 0.0;
     for (int64_t i = lane; i < a.chunks; i += ws) {
@@ -633,7 +539,7 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_fwd_sets(nm_fwd_args<T> 
 /* ---- backward: dx ---------------------------------------------------------------------------- */
 
 template <class T> struct nm_bwd_args {
-    typedef typename nm_param<T>::P P;
+    typedef typename udnn_gpu_param<T>::P P;
     nm_space sets, inner; /* inner in items (see nm_elem) */
     int64_t nsets, size, pstep;
     int rms;
@@ -692,7 +598,7 @@ __device__ __forceinline__ void nm_bwd_sums(const nm_bwd_args<T> &a, const int64
     typedef typename nm_wide<T>::W W;
     typedef typename io<T>::C C;
     const T *x = a.x + so[N_X], *dy = a.dy + so[N_DY];
-    const typename nm_param<T>::P *scale = a.scale + so[N_P];
+    const typename udnn_gpu_param<T>::P *scale = a.scale + so[N_P];
 #pragma unroll 2
     for (I j = lo + (I)threadIdx.x; j < hi; j += (I)blockDim.x) {
         int64_t o[4];
@@ -717,7 +623,7 @@ __device__ __forceinline__ void nm_bwd_write(const nm_bwd_args<T> &a, const int6
     typedef typename nm_wide<T>::W W;
     typedef typename io<T>::C C;
     const T *x = a.x + so[N_X], *dy = a.dy + so[N_DY];
-    const typename nm_param<T>::P *scale = a.scale + so[N_P];
+    const typename udnn_gpu_param<T>::P *scale = a.scale + so[N_P];
     const double n = (double)a.size;
     const W mean_g = a.rms ? W(0) : (W)(sg / n), mean_gx = (W)(sgx / n);
     T *dx = a.dx + so[N_OUT];
@@ -746,7 +652,7 @@ __global__ void __launch_bounds__(NM_MAX_TEAM) nm_bwd(nm_bwd_args<T> a)
     const bool live = set < a.nsets;
     const I items = (I)a.inner.size;
     int64_t so[NM_SLOTS];
-    nm_offsets<I, NM_SLOTS>(a.sets, (I)(live ? set : 0), so);
+    udnn_gpu_space_offsets<I, NM_SLOTS>(a.sets, (I)(live ? set : 0), so);
     nm_bwd_set<W> st = {W(0), W(0)};
     if (live) st = nm_bwd_set_of<T>(a, so);
     W sg = W(0), sgx = W(0);
@@ -851,285 +757,6 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_sets(nm_bwd_args<T> 
     nm_group_write<T, I, V>(a, nm_set_part_of<nm_set_group<T>()>(a.nsets, a.inner.size, r, b));
 }
 
-/* ---- backward: dscale and dbias --------------------------------------------------------- */
-
-/* Per parameter f and member slice: sum dy * xhat and sum dy. */
-template <class T> struct nm_grad_args {
-    typedef typename nm_param<T>::P P;
-    nm_space feat, memb;
-    int64_t F, M, chunk;
-    const T *x, *dy;
-    const P *mean, *inv; /* mean NULL for RMS */
-    double *partial;     /* [split][2][F]; NULL: one split, straight to the output */
-    P *dscale, *dbias;   /* dbias nullable */
-};
-
-/* One term of dscale, dy * xhat, in double whatever the data's type: a
- * few terms that cancel leave their sum's rounding far above a float
- * term's (see nm_grad). */
-__device__ __forceinline__ double nm_dscale_term(double dy, double x, double mean, double inv)
-{
-    return dy * ((x - mean) * inv);
-}
-
-/* ds and db of the block's BY rows of FT lanes added into red[0][tx] and
- * red[1][tx], in a fixed tree. */
-__device__ __forceinline__ void nm_grad_tree(double ds, double db, double (*red)[UDNN_GPU_BLOCK])
-{
-    const int ft = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
-    red[0][ty * ft + tx] = ds;
-    red[1][ty * ft + tx] = db;
-    __syncthreads();
-    for (int s = by / 2; s > 0; s /= 2) {
-        if (ty < s) {
-            red[0][ty * ft + tx] += red[0][(ty + s) * ft + tx];
-            red[1][ty * ft + tx] += red[1][(ty + s) * ft + tx];
-        }
-        __syncthreads();
-    }
-}
-
-/* Parameter f's sums, at po in the outputs: to the block's split partial
- * where there are splits, else to dscale and dbias. */
-template <class T>
-__device__ __forceinline__ void nm_grad_put(const nm_grad_args<T> &a, int64_t f, int64_t po,
-                                            double ds, double db)
-{
-    if (a.partial != NULL) {
-        a.partial[((int64_t)blockIdx.y * 2) * a.F + f] = ds;
-        a.partial[((int64_t)blockIdx.y * 2 + 1) * a.F + f] = db;
-        return;
-    }
-    a.dscale[po] = (typename nm_param<T>::P)ds;
-    if (a.dbias != NULL) a.dbias[po] = (typename nm_param<T>::P)db;
-}
-
-/* blockDim (FT, BY), FT * BY == UDNN_GPU_BLOCK; grid (F / FT, splits).
- * Lanes of one parameter are added in a fixed tree. The terms and sums run
- * in double for every type: dy's terms cancel, so a float sum of a half
- * tensor's dscale missed 1e-5, and so did float terms of a few members
- * (four whose sum is a five-hundredth of each: 2e-5 to 4e-5).
- * Where the layout allows, a thread loads 16 bytes of x and dy at once:
- * PV adjacent parameters, where a member's parameters are one contiguous
- * run (one feature dim of unit stride, no statistics along it; layer
- * norm), or MV adjacent members, where the members' last dim is one with
- * the statistics constant along it (group norm's positions, NCHW; a.chunk
- * a multiple of MV). A member's mean and inv are then converted to double
- * once for 16 bytes' terms, and its index divided once, where an element
- * took a division and four conversions to double (16 a clock on a
- * multiprocessor) loading 2 bytes. A parameter's terms, their order and
- * its tree stay as with one element a load. On the H200 the few long
- * sets' backward (layer norm, 64 sets of 802816) went from 850 to 1013
- * GB/s f16 and from 1286 to 1585 f32, group norm's backward (8 groups, 32
- * x 256 x 112 x 112 f16) from 741 to 1414. */
-
-template <class T, class I, int MV = 1, int PV = 1>
-__global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
-{
-    static_assert(MV == 1 || PV == 1, "members or parameters a load, not both");
-    typedef udnn_gpu_pack<T, MV * PV> R;
-    __shared__ double red[2][UDNN_GPU_BLOCK];
-    const int ft = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
-    const int64_t f = ((int64_t)blockIdx.x * ft + tx) * PV; /* the thread's first parameter */
-    double ds[PV], db[PV];
-    for (int e = 0; e < PV; e++) ds[e] = db[e] = 0.0;
-    if (f < a.F) {
-        int64_t fo[NM_SLOTS];
-        nm_offsets<I, NM_SLOTS>(a.feat, (I)f, fo);
-        const int64_t start = (int64_t)blockIdx.y * a.chunk;
-        const I j0 = (I)start, j1 = (I)(a.M - start < a.chunk ? a.M : start + a.chunk);
-        for (I j = j0 + (I)(ty * MV); j < j1; j += (I)(2 * by * MV)) {
-            R xv[2] = {}, gv[2] = {};
-            double mv[2] = {0.0, 0.0}, iv[2] = {0.0, 0.0};
-#pragma unroll
-            for (int u = 0; u < 2; u++) {
-                const I jj = j + (I)(u * by * MV);
-                if (jj < j1) {
-                    int64_t mo[NM_SLOTS];
-                    nm_offsets<I, NM_SLOTS>(a.memb, jj, mo);
-                    const int64_t so = fo[N_ST] + mo[N_ST];
-                    xv[u] = *(const R *)(a.x + fo[N_X] + mo[N_X]);
-                    gv[u] = *(const R *)(a.dy + fo[N_DY] + mo[N_DY]);
-                    mv[u] = a.mean != NULL ? (double)a.mean[so] : 0.0;
-                    iv[u] = (double)a.inv[so];
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < 2; u++)
-                for (int e = 0; e < MV * PV; e++) {
-                    const double g = (double)udnn_gpu_pack_ld(gv[u], e);
-                    const int q = PV > 1 ? e : 0;
-                    ds[q] += nm_dscale_term(g, (double)udnn_gpu_pack_ld(xv[u], e), mv[u], iv[u]);
-                    db[q] += g;
-                }
-        }
-    }
-    for (int e = 0; e < PV; e++) {
-        nm_grad_tree(ds[e], db[e], red);
-        if (ty == 0 && f + e < a.F) {
-            int64_t fo[NM_SLOTS];
-            nm_offsets<I, NM_SLOTS>(a.feat, (I)(f + e), fo);
-            nm_grad_put(a, f + e, fo[N_P], red[0][tx], red[1][tx]);
-        }
-        if (PV > 1) __syncthreads(); /* red is read before the next parameter's sums */
-    }
-}
-
-#define NM_FIN_LANES 32
-#define NM_FIN_ROWS 8
-
-/* Adds each parameter's split partials (lanes tx, tx + 32, ..., then a
- * fixed tree) in double and writes dscale and dbias. */
-template <class T>
-__global__ void __launch_bounds__(NM_FIN_LANES *NM_FIN_ROWS) nm_grad_finish(nm_grad_args<T> a,
-                                                                            int64_t splits)
-{
-    __shared__ double red[2][NM_FIN_ROWS][NM_FIN_LANES];
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int64_t f = (int64_t)blockIdx.x * NM_FIN_ROWS + ty;
-    double ds = 0.0, db = 0.0;
-    if (f < a.F)
-#pragma unroll 4
-        for (int64_t s = tx; s < splits; s += NM_FIN_LANES) {
-            ds += a.partial[(s * 2) * a.F + f];
-            db += a.partial[(s * 2 + 1) * a.F + f];
-        }
-    red[0][ty][tx] = ds;
-    red[1][ty][tx] = db;
-    __syncthreads();
-    for (int w = NM_FIN_LANES / 2; w > 0; w /= 2) {
-        if (tx < w) {
-            red[0][ty][tx] += red[0][ty][tx + w];
-            red[1][ty][tx] += red[1][ty][tx + w];
-        }
-        __syncthreads();
-    }
-    if (tx != 0 || f >= a.F) return;
-    int64_t fo[NM_SLOTS];
-    nm_offsets<int64_t, NM_SLOTS>(a.feat, f, fo);
-    a.dscale[fo[N_P]] = (typename nm_param<T>::P)red[0][ty][0];
-    if (a.dbias != NULL) a.dbias[fo[N_P]] = (typename nm_param<T>::P)red[1][ty][0];
-}
-
-/* ---- rows: a layer or RMS norm set that is one contiguous run ------------------------------ */
-
-/* Where each set is one contiguous run of len elements in x, the output
- * (and dy), a team holds its row in registers, so that x (and dy) is read
- * once and the output written once: the general kernels read x twice in
- * the forward pass and x and dy three times in the backward one. A team is
- * TX threads (blockDim.x, a power of two) and holds items j = tx + k * TX,
- * each of V elements (16 bytes where the rows allow it). The backward pass
- * also sums dscale and dbias over the rows its block walks, per thread for
- * the columns it owns, and leaves one partial per block in scratch for
- * nm_grad_finish. */
-
-#define NM_ROW_THREADS 512                  /* the widest team or block */
-#define NM_ROW_WARPS (NM_ROW_THREADS / 16) /* its warps on any warp size of 16 or more */
-#define NM_FWD_NV 8                         /* items a forward thread holds */
-#define NM_FWD_BLOCK 256
-#define NM_BWD_BLOCK 128
-
-/* FLOAT rows of NM_FW_MIN_LEN elements or more compute dx in float
- * (nm_bwd_rows' FW), 4 columns a thread and 4 rows an iteration, in blocks
- * of at most NM_FW_THREADS threads (rows of 4 * NM_FW_THREADS elements at
- * most), NM_FW_MINB of them resident a multiprocessor. H100, 65536 rows of
- * 1024: 2630 GB/s (96% of copy), against 2246 in double and 2484 with 2
- * prefetched rows an iteration (4 prefetched spill). 16-bit rows as long
- * take FW too, 8 columns a thread (a vector) and 2 rows an iteration
- * (rows of 8 * NM_FW_THREADS at most): f16 65536 x 1024 2014 GB/s against
- * 1667 to 1687 with double terms each and prefetch; 4 rows spill (1054),
- * or take 197 registers (1772). Twice the resident warps did not gain on
- * the H200 (f16 2165 / 2188 against 2173 / 2194 at 64 registers: the
- * dscale and dbias sums in shared memory, xhat and g taken again for dx),
- * nor did loading the next rows ahead (1703 / 1727): PERF.md, twentieth
- * session. */
-#ifndef NM_FW_MIN_LEN
-#define NM_FW_MIN_LEN 256
-#endif
-#ifndef NM_FW_THREADS
-#define NM_FW_THREADS 256
-#endif
-#ifndef NM_FW_MINB
-#define NM_FW_MINB 2
-#endif
-
-/* The arithmetic type of nm_bwd_rows: nm_wide's, or float with FW. */
-template <class T, bool FW> struct nm_row_wide {
-    typedef typename nm_wide<T>::W W;
-};
-template <class T> struct nm_row_wide<T, true> {
-    typedef float W;
-};
-
-template <class T> struct nm_row_args {
-    typedef typename nm_param<T>::P P;
-    nm_space sets;
-    int64_t nsets, pstep;
-    int64_t flat[NM_SLOTS]; /* backward: the sets' one stride (sets.nd <= 1) */
-    int len, rms;
-    double rlen, eps; /* rlen = 1 / len */
-    const T *x, *dy;
-    T *out;
-    const P *scale, *bias;   /* bias nullable */
-    P *save_mean, *save_inv; /* forward, nullable */
-    const P *mean, *inv;     /* backward; mean NULL for RMS */
-    double *partial;         /* backward: [block][2][len] */
-};
-
-extern __shared__ double nm_dyn_smem[];
-
-template <class T>
-__device__ __forceinline__ void nm_row_offsets(const nm_row_args<T> &a, int64_t set,
-                                               int64_t so[NM_SLOTS])
-{
-    if (a.nsets <= (int64_t)UINT32_MAX) nm_offsets<uint32_t, NM_SLOTS>(a.sets, (uint32_t)set, so);
-    else nm_offsets<int64_t, NM_SLOTS>(a.sets, set, so);
-}
-
-/* The parameters of item j: with V > 1 they are contiguous (pstep 1) and
- * 16-byte aligned. */
-template <class P, class C, int V>
-__device__ __forceinline__ void nm_load_param(const P *p, int j, int64_t pstep, C (&o)[V])
-{
-    if constexpr (V == 1) {
-        o[0] = (C)p[j * pstep];
-    } else {
-        constexpr int W = 16 / sizeof(P);
-        const udnn_gpu_vec<P> *q = (const udnn_gpu_vec<P> *)(p + (int64_t)j * V);
-        for (int h = 0; h < V / W; h++) {
-            const udnn_gpu_vec<P> w = q[h];
-            for (int k = 0; k < W; k++) o[h * W + k] = (C)w.v[k];
-        }
-    }
-}
-
-/* Sums NQ values over the team, in every thread of it (the same bits: a
- * butterfly adds each pair in both lanes), in a fixed order: shuffles
- * inside a warp, then the team's warps through red ([2][NM_ROW_WARPS][NQ]):
- * lane q adds quantity q over them in warp order and every lane reads it
- * from lane q (a butterfly with mask l ^ q). Calls alternate `parity` so
- * that one barrier per call keeps a call's writes from a previous call's
- * reads. Every thread of the block calls it together. */
-template <class S, int NQ>
-__device__ __forceinline__ void nm_row_sum(S (&v)[NQ], S *red, int parity)
-{
-    const int tx = threadIdx.x, tw = blockDim.x, ws = udnnGpuWarpSize;
-    for (int m = (tw < ws ? tw : ws) / 2; m > 0; m /= 2)
-        for (int q = 0; q < NQ; q++) v[q] += udnnGpuShflXor(v[q], m);
-    if (tw <= ws) return;
-    const int per = tw / ws, first = threadIdx.y * per, lane = tx % ws;
-    S *r = red + parity * NM_ROW_WARPS * NQ;
-    if (lane == 0)
-        for (int q = 0; q < NQ; q++) r[(first + tx / ws) * NQ + q] = v[q];
-    __syncthreads();
-    S t = S(0);
-    if (lane < NQ) {
-        t = r[first * NQ + lane];
-        for (int i = 1; i < per; i++) t += r[(first + i) * NQ + lane];
-    }
-    for (int q = 0; q < NQ; q++) v[q] = udnnGpuShflXor(t, lane ^ q);
-}
-
 /* The few long sets' forward in one launch (nm_set_flow), for 4- and
  * 8-byte types where the groups serve: nm_fwd_part's sums and
  * nm_fwd_sets' output as the reduce and apply items of a flow
@@ -1181,7 +808,7 @@ __device__ __forceinline__ void nm_group_sums(const nm_fwd_args<T> &a, const nm_
     __shared__ int64_t xo[G];
     if ((int)threadIdx.x < p.gs) {
         int64_t so[NM_SLOTS];
-        nm_offsets<I, NM_SLOTS>(a.sets, (I)(p.s0 + threadIdx.x), so);
+        udnn_gpu_space_offsets<I, NM_SLOTS>(a.sets, (I)(p.s0 + threadIdx.x), so);
         xo[threadIdx.x] = so[N_X];
         sh[threadIdx.x] = nm_fwd_shift(a, a.x + so[N_X]);
     }
@@ -1268,23 +895,61 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2)
 #define NM_CLUSTER_SHARE(threads) ((size_t)200 * (threads))
 
 #if UDNN_GPU_CLUSTERS
+/* This block's share of its cluster's set (A: nm_fwd_args or
+ * nm_bwd_args): the set's offsets, the share's first item and its items. */
+struct nm_cluster_part {
+    int64_t so[NM_SLOTS];
+    int64_t lo;
+    int n;
+};
+
+template <class I, class A> __device__ __forceinline__ nm_cluster_part nm_cluster_part_of(const A &a)
+{
+    nm_cluster_part p;
+    p.lo = udnnGpuClusterRank() * a.chunk;
+    const int64_t hi = p.lo + a.chunk < a.inner.size ? p.lo + a.chunk : a.inner.size;
+    p.n = hi > p.lo ? (int)(hi - p.lo) : 0;
+    udnn_gpu_space_offsets<I, NM_SLOTS>(a.sets, (I)(blockIdx.x / a.chunks), p.so);
+    return p;
+}
+
+/* The cluster's two sums, each block's (s1 and s2 in its thread 0) put in
+ * part and joined in rank order into q1 and q2 by thread 0 of every
+ * block, after the first half of the cluster's barrier pair; the caller
+ * arrives again once the block is done with the others' parts, and waits
+ * before it ends. */
+__device__ __forceinline__ void nm_cluster_join(double *part, double s1, double s2, unsigned cs,
+                                                double &q1, double &q2)
+{
+    if (threadIdx.x == 0) {
+        part[0] = s1;
+        part[1] = s2;
+    }
+    udnnGpuClusterArrive();
+    udnnGpuClusterWait();
+    q1 = q2 = 0.0;
+    if (threadIdx.x != 0) return;
+    for (unsigned r = 0; r < cs; r++) {
+        const double *pr = udnnGpuClusterMap(part, r);
+        q1 += pr[0];
+        q2 += pr[1];
+    }
+}
+
 template <class T, class I, int THREADS>
 __global__ void __launch_bounds__(THREADS, 1024 / THREADS) nm_fwd_cluster(nm_fwd_args<T> a)
 {
     typedef typename io<T>::C C;
-    typedef typename nm_param<T>::P P;
+    typedef typename udnn_gpu_param<T>::P P;
     constexpr int V = 16 / (int)sizeof(T);
     typedef udnn_gpu_pack<T, V> R;
     extern __shared__ uint4 nm_cluster_held[];
     __shared__ double red[THREADS / 16], part[2];
     __shared__ nm_stats<C> st;
-    const unsigned rank = udnnGpuClusterRank();
-    const int64_t set = blockIdx.x / a.chunks, lo = rank * a.chunk;
-    const int64_t hi = lo + a.chunk < a.inner.size ? lo + a.chunk : a.inner.size;
-    const int n = hi > lo ? (int)(hi - lo) : 0;
+    const nm_cluster_part p = nm_cluster_part_of<I>(a);
+    const int64_t lo = p.lo, (&so)[NM_SLOTS] = p.so;
+    const int n = p.n;
     R *held = (R *)nm_cluster_held;
-    int64_t so[NM_SLOTS];
-    nm_offsets<I, NM_SLOTS>(a.sets, (I)set, so);
     const T *x = a.x + so[N_X];
     /* read before the cluster's barrier: in place, rank 0 overwrites it after */
     const double shift = nm_fwd_shift(a, x);
@@ -1302,21 +967,9 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS) nm_fwd_cluster(nm_fwd
     }
     s1 = udnn_gpu_block_sum(s1, red);
     s2 = udnn_gpu_block_sum(s2, red);
-    if (threadIdx.x == 0) {
-        part[0] = s1;
-        part[1] = s2;
-    }
-    udnnGpuClusterArrive();
-    udnnGpuClusterWait();
-    if (threadIdx.x == 0) {
-        double q1 = 0.0, q2 = 0.0;
-        for (unsigned r = 0; r < (unsigned)a.chunks; r++) {
-            const double *pr = udnnGpuClusterMap(part, r);
-            q1 += pr[0];
-            q2 += pr[1];
-        }
-        st = nm_fwd_finish(a, q1, q2, shift, so[N_ST], rank == 0);
-    }
+    double q1, q2;
+    nm_cluster_join(part, s1, s2, (unsigned)a.chunks, q1, q2);
+    if (threadIdx.x == 0) st = nm_fwd_finish(a, q1, q2, shift, so[N_ST], p.lo == 0);
     __syncthreads();
     udnnGpuClusterArrive(); /* this block is done with the others' partials */
     const nm_stats<C> f = st;
@@ -1364,15 +1017,12 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS) nm_bwd_cluster(nm_bwd
     __shared__ W red[THREADS / 16];
     __shared__ double part[2];
     __shared__ W mg[2];
-    const unsigned rank = udnnGpuClusterRank();
-    const int64_t set = blockIdx.x / a.chunks, lo = rank * a.chunk;
-    const int64_t hi = lo + a.chunk < a.inner.size ? lo + a.chunk : a.inner.size;
-    const int n = hi > lo ? (int)(hi - lo) : 0;
+    const nm_cluster_part p = nm_cluster_part_of<I>(a);
+    const int64_t lo = p.lo, (&so)[NM_SLOTS] = p.so;
+    const int n = p.n;
     R *held = (R *)nm_cluster_held;
-    int64_t so[NM_SLOTS];
-    nm_offsets<I, NM_SLOTS>(a.sets, (I)set, so);
     const nm_bwd_set<W> st = nm_bwd_set_of<T>(a, so);
-    const typename nm_param<T>::P *scale = a.scale + so[N_P];
+    const typename udnn_gpu_param<T>::P *scale = a.scale + so[N_P];
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
         int64_t o[4];
         nm_elem<I, 4, V>(a.inner, (I)(lo + i), o);
@@ -1394,19 +1044,9 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS) nm_bwd_cluster(nm_bwd
     }
     sg = udnn_gpu_block_sum(sg, red);
     sgx = udnn_gpu_block_sum(sgx, red);
+    double q1, q2;
+    nm_cluster_join(part, (double)sg, (double)sgx, (unsigned)a.chunks, q1, q2);
     if (threadIdx.x == 0) {
-        part[0] = (double)sg;
-        part[1] = (double)sgx;
-    }
-    udnnGpuClusterArrive();
-    udnnGpuClusterWait();
-    if (threadIdx.x == 0) {
-        double q1 = 0.0, q2 = 0.0;
-        for (unsigned r = 0; r < (unsigned)a.chunks; r++) {
-            const double *pr = udnnGpuClusterMap(part, r);
-            q1 += pr[0];
-            q2 += pr[1];
-        }
         const double size = (double)a.size;
         mg[0] = a.rms ? W(0) : (W)(q1 / size);
         mg[1] = (W)(q2 / size);
@@ -1459,7 +1099,7 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS) nm_bwd_cluster(nm_bwd
  * took 1654 / 1617. */
 
 template <class T> struct nm_fused {
-    typedef typename nm_param<T>::P P;
+    typedef typename udnn_gpu_param<T>::P P;
     P *dscale, *dbias; /* dbias NULL for RMS */
     double *joined;    /* [sets][2] */
     uint32_t *count;   /* blocks finished: zero at the launch */
@@ -1469,7 +1109,7 @@ template <class T, class I, int V>
 __global__ void __launch_bounds__(NM_SET_THREADS, 3) nm_bwd_fused(nm_bwd_args<T> a, nm_fused<T> f)
 {
     typedef typename nm_wide<T>::W W;
-    typedef typename nm_param<T>::P P;
+    typedef typename udnn_gpu_param<T>::P P;
     W *red = (W *)nm_dyn_smem; /* [warps][sets][2] */
     __shared__ bool last;
     const int ws = udnnGpuWarpSize, warp = threadIdx.x / ws, lane = threadIdx.x % ws;
@@ -1487,7 +1127,7 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 3) nm_bwd_fused(nm_bwd_args<T>
 #pragma unroll 4
     for (int64_t s = 0; s < a.nsets; s++) {
         int64_t so[NM_SLOTS];
-        nm_offsets<I, NM_SLOTS>(a.sets, (I)s, so);
+        udnn_gpu_space_offsets<I, NM_SLOTS>(a.sets, (I)s, so);
         const nm_bwd_set<W> st = nm_bwd_set_of<T>(a, so);
         W tg = W(0), tgx = W(0);
         if (live) {
@@ -1547,360 +1187,6 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 3) nm_bwd_fused(nm_bwd_args<T>
     }
 }
 
-/* One row per team (blockDim.y teams per block), NM_FWD_NV items per
- * thread; the statistics as nm_fwd computes them. */
-template <class T, int V>
-__global__ void __launch_bounds__(NM_ROW_THREADS) nm_fwd_rows(nm_row_args<T> a)
-{
-    typedef typename io<T>::C C;
-    typedef typename nm_param<T>::P P;
-    typedef udnn_gpu_pack<T, V> R;
-    __shared__ double red[2 * NM_ROW_WARPS * 2];
-    const int tx = threadIdx.x, tw = blockDim.x, items = a.len / V;
-    const int64_t set = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
-    const bool live = set < a.nsets;
-    int64_t so[NM_SLOTS];
-    nm_row_offsets(a, live ? set : 0, so);
-    const R *x = (const R *)(a.x + so[N_X]);
-    R r[NM_FWD_NV];
-#pragma unroll
-    for (int k = 0; k < NM_FWD_NV; k++)
-        if (live && tx + k * tw < items) r[k] = x[tx + k * tw];
-    const double shift = live && !a.rms ? (double)io<T>::ld(a.x[so[N_X]]) : 0.0;
-    double s[2] = {0.0, 0.0};
-#pragma unroll
-    for (int k = 0; k < NM_FWD_NV; k++)
-        if (live && tx + k * tw < items)
-            for (int e = 0; e < V; e++)
-                nm_fwd_add((double)udnn_gpu_pack_ld(r[k], e), shift, s[0], s[1]);
-    nm_row_sum<double, 2>(s, red, 0);
-    if (!live) return;
-    const double dm = a.rms ? 0.0 : s[0] * a.rlen, mean = a.rms ? 0.0 : shift + dm;
-    double var = s[1] * a.rlen - dm * dm;
-    if (var < 0.0) var = 0.0; /* rounding only; NaN stays NaN */
-    const double inv = 1.0 / sqrt(var + a.eps);
-    if (tx == 0) {
-        if (a.save_mean != NULL) a.save_mean[so[N_ST]] = (P)mean;
-        if (a.save_inv != NULL) a.save_inv[so[N_ST]] = (P)inv;
-    }
-    const C hi = (C)mean, lo = (C)(mean - (double)hi), invc = (C)inv;
-    R *y = (R *)(a.out + so[N_OUT]);
-#pragma unroll
-    for (int k = 0; k < NM_FWD_NV; k++) {
-        const int j = tx + k * tw;
-        if (j >= items) continue;
-        C sc[V], bi[V];
-        nm_load_param<P, C, V>(a.scale, j, a.pstep, sc);
-        if (a.bias != NULL) nm_load_param<P, C, V>(a.bias, j, a.pstep, bi);
-        R o;
-        for (int e = 0; e < V; e++) {
-            C v = (((C)udnn_gpu_pack_ld(r[k], e) - hi) - lo) * invc * sc[e];
-            if (a.bias != NULL) v += bi[e];
-            o.v[e] = io<T>::st(v);
-        }
-        y[j] = o;
-    }
-}
-
-/* Row `set` of x and dy and its statistics, where it exists. */
-template <class T, int V, int NV, class W>
-__device__ __forceinline__ void
-nm_bwd_row_load(const nm_row_args<T> &a, int64_t set, udnn_gpu_pack<T, V> (&xr)[NV],
-                udnn_gpu_pack<T, V> (&gr)[NV], W &mean, W &inv, int64_t &out)
-{
-    typedef udnn_gpu_pack<T, V> R;
-    const int tx = threadIdx.x, tw = blockDim.x, items = a.len / V;
-    mean = inv = W(0);
-    out = 0;
-    if (set >= a.nsets) return;
-    const R *x = (const R *)(a.x + set * a.flat[N_X]), *dy = (const R *)(a.dy + set * a.flat[N_DY]);
-#pragma unroll
-    for (int k = 0; k < NV; k++)
-        if (tx + k * tw < items) {
-            xr[k] = x[tx + k * tw];
-            gr[k] = dy[tx + k * tw];
-        }
-    if (a.mean != NULL) mean = (W)a.mean[set * a.flat[N_ST]];
-    inv = (W)a.inv[set * a.flat[N_ST]];
-    out = set * a.flat[N_OUT];
-}
-
-/* Each iteration of a block takes R rows per team (row base + i * TY + ty
- * of R * TY), base stepping over the grid. PF: the next iteration's loads
- * are issued once this one's are consumed, in flight over the team sums
- * and the stores; else they wait for the next iteration (fewer registers).
- * A thread owns COLS columns: a double dscale and dbias sum each and its
- * rows' xhat and g in the wide type. dx as nm_bwd computes it; dscale's
- * terms from the wide xhat, except in double where rows are not whole
- * vectors (DT, below). A row's dx is stored after its x and dy are read,
- * so dx may be either's buffer.
- * FW (long rows only): the arithmetic in float, as the 16-bit types have
- * it anyway, and dscale's and dbias's terms in float partials (below).
- * nm_wide's double guards small sets, where dx is a small remainder; a
- * long row's dx is not. In double each element costs three
- * conversions to or from double (a quarter of the double rate) and some
- * nine double operations, all issued between a block's barriers, which
- * held up the row's bytes (FLOAT 1024-element rows: 82% of copy in
- * double, 96% in float). dscale's and dbias's terms of the R rows an
- * iteration takes are added in float (in row order) before the double
- * sums: one conversion and one double add each per R elements. */
-template <class T, int V, int COLS, int R, bool PF, bool FW = false>
-__global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_FW_MINB : 1)
-    nm_bwd_rows(nm_row_args<T> a)
-{
-    typedef typename io<T>::C C;
-    typedef typename nm_row_wide<T, FW>::W W;
-    typedef udnn_gpu_pack<T, V> RV;
-    constexpr int NV = COLS / V;
-    /* dscale's terms in double, as nm_grad's: rows of fewer than 8 columns
-     * are never whole 16-bit vectors, and over so few columns one that
-     * cancels (terms whose sum is a five-hundredth of each) fails 1e-5 by
-     * a float term's rounding alone; over 8 or more the norm holds. */
-    constexpr bool DT = V == 1;
-    __shared__ W red[2 * NM_ROW_WARPS * 2 * R];
-    __shared__ double fold[2 * COLS * (NM_BWD_BLOCK / 2)];
-    const int tx = threadIdx.x, tw = blockDim.x, ty = threadIdx.y, th = blockDim.y;
-    const int items = a.len / V;
-    /* the scale of the columns a thread owns, [column][tx], in the wide
-     * type: in registers it would spill */
-    W *sc = (W *)nm_dyn_smem;
-    double ds[NV][V], db[NV][V];
-#pragma unroll
-    for (int k = 0; k < NV; k++)
-        for (int e = 0; e < V; e++) {
-            const int j = tx + k * tw;
-            if (ty == 0)
-                sc[(k * V + e) * tw + tx] =
-                    j < items ? (W)a.scale[(int64_t)(j * V + e) * a.pstep] : W(0);
-            ds[k][e] = db[k][e] = 0.0;
-        }
-    __syncthreads();
-    const int64_t rows = (int64_t)th * R, step = (int64_t)gridDim.x * rows;
-    RV xr[R][NV], gr[R][NV];
-    W mean[R], inv[R];
-    int64_t out[R];
-    if (PF)
-#pragma unroll
-        for (int i = 0; i < R; i++)
-            nm_bwd_row_load<T, V, NV, W>(a, (int64_t)blockIdx.x * rows + i * th + ty, xr[i],
-                                         gr[i], mean[i], inv[i], out[i]);
-    int parity = 0;
-    for (int64_t base = (int64_t)blockIdx.x * rows; base < a.nsets; base += step) {
-        if (!PF)
-#pragma unroll
-            for (int i = 0; i < R; i++)
-                nm_bwd_row_load<T, V, NV, W>(a, base + i * th + ty, xr[i], gr[i], mean[i],
-                                             inv[i], out[i]);
-        W xh[R][NV][V], g[R][NV][V], q[2 * R];
-        /* FW: this iteration's dscale and dbias terms, in row order */
-        W pds[FW ? NV : 1][V], pdb[FW ? NV : 1][V];
-        if constexpr (FW)
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-                for (int e = 0; e < V; e++) pds[k][e] = pdb[k][e] = W(0);
-#pragma unroll
-        for (int i = 0; i < R; i++) {
-            const bool live = base + i * th + ty < a.nsets;
-            q[2 * i] = q[2 * i + 1] = W(0);
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-                for (int e = 0; e < V; e++) {
-                    xh[i][k][e] = g[i][k][e] = W(0);
-                    if (!live || tx + k * tw >= items) continue;
-                    const W gw = (W)udnn_gpu_pack_ld(gr[i][k], e);
-                    xh[i][k][e] = ((W)udnn_gpu_pack_ld(xr[i][k], e) - mean[i]) * inv[i];
-                    g[i][k][e] = udnnGpuMulRn(gw, sc[(k * V + e) * tw + tx]);
-                    q[2 * i] += g[i][k][e];
-                    q[2 * i + 1] += g[i][k][e] * xh[i][k][e];
-                    if constexpr (FW) {
-                        pds[k][e] += gw * xh[i][k][e];
-                        pdb[k][e] += gw;
-                    } else {
-                        ds[k][e] += DT ? nm_dscale_term(gw, udnn_gpu_pack_ld(xr[i][k], e), mean[i],
-                                                        inv[i])
-                                       : (double)(gw * xh[i][k][e]);
-                        db[k][e] += (double)gw;
-                    }
-                }
-        }
-        if constexpr (FW)
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-                for (int e = 0; e < V; e++) {
-                    ds[k][e] += (double)pds[k][e];
-                    db[k][e] += (double)pdb[k][e];
-                }
-        W inv_c[R];
-        int64_t out_c[R];
-#pragma unroll
-        for (int i = 0; i < R; i++) {
-            inv_c[i] = inv[i];
-            out_c[i] = out[i];
-        }
-        if (PF)
-#pragma unroll
-            for (int i = 0; i < R; i++)
-                nm_bwd_row_load<T, V, NV, W>(a, base + step + i * th + ty, xr[i], gr[i],
-                                             mean[i], inv[i], out[i]);
-        nm_row_sum<W, 2 * R>(q, red, parity);
-        parity ^= 1;
-#pragma unroll
-        for (int i = 0; i < R; i++) {
-            if (base + i * th + ty >= a.nsets) continue;
-            const W mean_g = a.rms ? W(0) : (W)((double)q[2 * i] * a.rlen);
-            const W mean_gx = (W)((double)q[2 * i + 1] * a.rlen);
-            RV *dx = (RV *)(a.out + out_c[i]);
-#pragma unroll
-            for (int k = 0; k < NV; k++) {
-                if (tx + k * tw >= items) continue;
-                RV o;
-                for (int e = 0; e < V; e++)
-                    o.v[e] = io<T>::st(
-                        (C)(inv_c[i] * ((g[i][k][e] - mean_g) - xh[i][k][e] * mean_gx)));
-                dx[tx + k * tw] = o;
-            }
-        }
-    }
-    /* the block's teams into team 0, a fixed tree */
-    const int half = NM_BWD_BLOCK / 2;
-    for (int h = th / 2; h > 0; h /= 2) {
-        __syncthreads();
-        if (ty >= h && ty < 2 * h) {
-            const int slot = (ty - h) * tw + tx;
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-                for (int e = 0; e < V; e++) {
-                    fold[(2 * (k * V + e)) * half + slot] = ds[k][e];
-                    fold[(2 * (k * V + e) + 1) * half + slot] = db[k][e];
-                }
-        }
-        __syncthreads();
-        if (ty < h) {
-            const int slot = ty * tw + tx;
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-                for (int e = 0; e < V; e++) {
-                    ds[k][e] += fold[(2 * (k * V + e)) * half + slot];
-                    db[k][e] += fold[(2 * (k * V + e) + 1) * half + slot];
-                }
-        }
-    }
-    if (ty != 0) return;
-    double *pd = a.partial + (int64_t)blockIdx.x * 2 * a.len;
-#pragma unroll
-    for (int k = 0; k < NV; k++) {
-        if (tx + k * tw >= items) continue;
-        for (int e = 0; e < V; e++) {
-            const int col = (tx + k * tw) * V + e;
-            pd[col] = ds[k][e];
-            pd[a.len + col] = db[k][e];
-        }
-    }
-}
-
-/* 16-bit rows too wide for FW's blocks (more than 8 * NM_FW_THREADS
- * elements) and up to 2 * V * NM_WIDE_THREADS: a block takes one row at a
- * time, 2 vectors (16 columns) a thread, NM_WIDE_MINB blocks a
- * multiprocessor, so that one block's barrier is another's loads (in
- * nm_bwd_rows such a row takes 512 threads of 128 registers, one block a
- * multiprocessor). To fit, a thread keeps only its row's raw vectors and
- * takes xhat and g again from them after the row's sums; its dscale and
- * dbias terms go to float partials over NM_WIDE_FLUSH rows (as FW's over an
- * iteration's rows), then into double sums in shared memory. Loading the
- * next row ahead measured slower (H100, bf16 16384 x 4096: 1245 against
- * 1622 GB/s), and 3 blocks a multiprocessor spill (938). */
-#define NM_WIDE_THREADS 256
-#define NM_WIDE_MINB 2
-#define NM_WIDE_FLUSH 4
-#define NM_WIDE_NV 2
-
-/* The dynamic shared memory of nm_bwd_wide for tw threads: double
- * dscale and dbias sums, then the scale, per column. */
-template <class T> static size_t nm_wide_smem(int tw)
-{
-    const size_t cols = (size_t)NM_WIDE_NV * (16 / sizeof(T)) * (size_t)tw;
-    return cols * (2 * sizeof(double) + sizeof(typename io<T>::C));
-}
-
-template <class T>
-__global__ void __launch_bounds__(NM_WIDE_THREADS, NM_WIDE_MINB) nm_bwd_wide(nm_row_args<T> a)
-{
-    typedef typename io<T>::C C;
-    constexpr int V = 16 / sizeof(T), NV = NM_WIDE_NV;
-    typedef udnn_gpu_pack<T, V> RV;
-    __shared__ C red[2 * NM_ROW_WARPS * 2];
-    const int tx = threadIdx.x, tw = blockDim.x, items = a.len / V;
-    double *sums = nm_dyn_smem;                /* [2][NV * V][tw]: dscale, dbias */
-    C *sc = (C *)(sums + 2 * NV * V * tw);     /* [NV * V][tw] */
-    C pds[NV][V], pdb[NV][V];
-#pragma unroll
-    for (int k = 0; k < NV; k++)
-        for (int e = 0; e < V; e++) {
-            const int j = tx + k * tw, col = (k * V + e) * tw + tx;
-            sc[col] = j < items ? (C)a.scale[(int64_t)(j * V + e) * a.pstep] : C(0);
-            sums[col] = sums[NV * V * tw + col] = 0.0;
-            pds[k][e] = pdb[k][e] = C(0);
-        }
-    int parity = 0, pending = 0;
-    for (int64_t set = blockIdx.x; set < a.nsets; set += gridDim.x) {
-        RV xr[NV], gr[NV];
-        C mean, inv;
-        int64_t out;
-        nm_bwd_row_load<T, V, NV, C>(a, set, xr, gr, mean, inv, out);
-        C q[2] = {C(0), C(0)};
-#pragma unroll
-        for (int k = 0; k < NV; k++)
-            for (int e = 0; e < V; e++) {
-                if (tx + k * tw >= items) continue;
-                const C gw = udnn_gpu_pack_ld(gr[k], e);
-                const C xh = (udnn_gpu_pack_ld(xr[k], e) - mean) * inv;
-                const C g = udnnGpuMulRn(gw, sc[(k * V + e) * tw + tx]);
-                q[0] += g;
-                q[1] += g * xh;
-                pds[k][e] += gw * xh;
-                pdb[k][e] += gw;
-            }
-        nm_row_sum<C, 2>(q, red, parity);
-        parity ^= 1;
-        const C mean_g = a.rms ? C(0) : (C)((double)q[0] * a.rlen);
-        const C mean_gx = (C)((double)q[1] * a.rlen);
-        RV *dx = (RV *)(a.out + out);
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            if (tx + k * tw >= items) continue;
-            RV o;
-            for (int e = 0; e < V; e++) {
-                const C gw = udnn_gpu_pack_ld(gr[k], e);
-                const C xh = (udnn_gpu_pack_ld(xr[k], e) - mean) * inv;
-                const C g = udnnGpuMulRn(gw, sc[(k * V + e) * tw + tx]);
-                o.v[e] = io<T>::st((C)(inv * ((g - mean_g) - xh * mean_gx)));
-            }
-            dx[tx + k * tw] = o;
-        }
-        if (++pending == NM_WIDE_FLUSH || set + gridDim.x >= a.nsets) {
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-                for (int e = 0; e < V; e++) {
-                    const int col = (k * V + e) * tw + tx;
-                    sums[col] += (double)pds[k][e];
-                    sums[NV * V * tw + col] += (double)pdb[k][e];
-                    pds[k][e] = pdb[k][e] = C(0);
-                }
-            pending = 0;
-        }
-    }
-    double *pd = a.partial + (int64_t)blockIdx.x * 2 * a.len;
-#pragma unroll
-    for (int k = 0; k < NV; k++) {
-        if (tx + k * tw >= items) continue;
-        for (int e = 0; e < V; e++) {
-            const int c = (tx + k * tw) * V + e, col = (k * V + e) * tw + tx;
-            pd[c] = sums[col];
-            pd[a.len + c] = sums[NV * V * tw + col];
-        }
-    }
-}
-
 /* ---- host side ----------------------------------------------------------------------------- */
 
 /* Team width for sets of `size` elements: the next power of two up to 32,
@@ -1948,218 +1234,6 @@ static void nm_team_launch(int64_t nsets, int64_t size, dim3 *grid, dim3 *block)
     const int ty = tw >= UDNN_GPU_BLOCK ? 1 : UDNN_GPU_BLOCK / tw;
     *block = dim3((unsigned)tw, (unsigned)ty);
     *grid = dim3((unsigned)((nsets + ty - 1) / ty));
-}
-
-/* The length of every row where the sets of a layer or RMS norm are each
- * one contiguous run in the slots given and the parameters stay put from
- * set to set; else 0. Rows no team can hold (16-byte items of 8 elements
- * at most) give 0 too. */
-static int64_t nm_row_len(const udnn_norm_problem *p, const nm_geom *g, const int *slots, int ns)
-{
-    if (p->groups > 0 || g->inner.nd != 1) return 0;
-    if (g->inner.dim[0] > (int64_t)NM_ROW_THREADS * NM_FWD_NV * 8) return 0;
-    for (int i = 0; i < ns; i++)
-        if (g->inner.st[slots[i]][0] != 1) return 0;
-    for (int d = 0; d < g->sets.nd; d++)
-        if (g->sets.st[N_P][d] != 0) return 0;
-    return g->inner.dim[0];
-}
-
-/* Whether rows of len elements may move 16 bytes per access in the slots
- * given: a whole number of vectors, each row starting on a vector
- * boundary, the buffers aligned. */
-static int nm_row_vec(const nm_space *sets, int64_t len, size_t elem, const void *const *ptrs,
-                      int np, const int *slots, int ns)
-{
-    const int64_t V = (int64_t)(16 / elem);
-    if (len % V != 0) return 0;
-    for (int i = 0; i < np; i++)
-        if (!udnn_gpu_aligned16(ptrs[i])) return 0;
-    for (int i = 0; i < ns; i++)
-        for (int d = 0; d < sets->nd; d++)
-            if (sets->st[slots[i]][d] % V != 0) return 0;
-    return 1;
-}
-
-/* The narrowest team that holds `items` at `per` a thread; 0 when even
- * the widest cannot. */
-static int nm_row_team(int64_t items, int per)
-{
-    int tw = 1;
-    while ((int64_t)tw * per < items) {
-        if (tw == NM_ROW_THREADS) return 0;
-        tw *= 2;
-    }
-    return tw;
-}
-
-template <class T>
-static void nm_row_fill(nm_row_args<T> *a, const udnn_norm_problem *p, const nm_geom *g,
-                        int64_t len)
-{
-    typedef typename nm_param<T>::P P;
-    memset(a, 0, sizeof *a);
-    a->sets = g->sets;
-    a->nsets = g->sets.size;
-    a->pstep = g->inner.st[N_P][0];
-    a->len = (int)len;
-    a->rms = g->rms;
-    a->rlen = 1.0 / (double)len;
-    a->x = (const T *)p->x_ptr;
-    a->out = (T *)p->out_ptr;
-    a->scale = (const P *)p->scale_ptr;
-}
-
-/* Layer and RMS norm forward over contiguous rows (nm_fwd_rows); 0 where
- * it does not apply. */
-template <class T>
-static int nm_forward_rows(const udnn_gpu_context *c, const udnn_norm_problem *p,
-                           const nm_geom *g, udnnStatus_t *st)
-{
-    typedef typename nm_param<T>::P P;
-    static const int slots[2] = {N_X, N_OUT};
-    const int64_t len = nm_row_len(p, g, slots, 2);
-    if (len == 0) return 0;
-    nm_row_args<T> a;
-    nm_row_fill<T>(&a, p, g, len);
-    a.eps = p->epsilon;
-    a.bias = g->rms ? NULL : (const P *)p->bias_ptr;
-    a.save_mean = (P *)p->save_mean_ptr;
-    a.save_inv = (P *)p->save_inv_std_ptr;
-    const void *ptrs[4] = {a.x, a.out, a.scale, a.bias};
-    const int vec = a.pstep == 1 &&
-                    nm_row_vec(&g->sets, len, sizeof(T), ptrs, a.bias != NULL ? 4 : 3, slots, 2);
-    const int V = vec ? (int)(16 / sizeof(T)) : 1;
-    const int tw = nm_row_team(len / V, NM_FWD_NV);
-    if (tw == 0) return 0;
-    const int th = tw >= NM_FWD_BLOCK ? 1 : NM_FWD_BLOCK / tw;
-    const int64_t blocks = (a.nsets + th - 1) / th;
-    if (blocks > INT32_MAX) return 0;
-    const dim3 block((unsigned)tw, (unsigned)th);
-    if (vec) nm_fwd_rows<T, 16 / sizeof(T)><<<(unsigned)blocks, block, 0, c->stream>>>(a);
-    else nm_fwd_rows<T, 1><<<(unsigned)blocks, block, 0, c->stream>>>(a);
-    *st = udnn_gpu_launched();
-    return 1;
-}
-
-/* Launches nm_bwd_rows<T, V, COLS, R, PF> for rows of `items` items
- * on at most one wave of resident blocks and at most `room` (each block's
- * partial dscale and dbias take scratch); returns the blocks, 0 when a
- * team cannot hold a row. */
-template <class T, int V, int COLS, int R, bool PF, bool FW = false>
-static int64_t nm_bwd_rows_launch(const udnn_gpu_context *c, const nm_row_args<T> &a,
-                                  int64_t items, int64_t room)
-{
-    const int tw = nm_row_team(items, COLS / V);
-    if (tw == 0 || (FW && tw > NM_FW_THREADS)) return 0;
-    const int th = tw >= NM_BWD_BLOCK ? 1 : NM_BWD_BLOCK / tw;
-    const size_t smem = (size_t)COLS * (size_t)tw * sizeof(typename nm_row_wide<T, FW>::W);
-    /* resident blocks per multiprocessor, asked once per process and width */
-    static udnn_gpu_cache cached[16];
-    int i = 0;
-    while ((1 << i) < tw) i++;
-    const int64_t n =
-        udnn_gpu_occupancy(c, nm_bwd_rows<T, V, COLS, R, PF, FW>, tw * th, smem, &cached[i]);
-    int64_t blocks = (a.nsets + (int64_t)th * R - 1) / ((int64_t)th * R);
-    if (blocks > (int64_t)n * c->sm_count) blocks = (int64_t)n * c->sm_count;
-    if (blocks > room) blocks = room;
-    if (blocks < 1) blocks = 1;
-    nm_bwd_rows<T, V, COLS, R, PF, FW>
-        <<<(unsigned)blocks, dim3((unsigned)tw, (unsigned)th), smem, c->stream>>>(a);
-    return blocks;
-}
-
-/* nm_bwd_wide for 16-bit rows of `items` vectors: one block a row at a
- * time on at most one wave and `room`; 0 where a block cannot hold a row
- * or the shared memory is refused. */
-template <class T>
-static int64_t nm_bwd_wide_launch(const udnn_gpu_context *c, const nm_row_args<T> &a,
-                                  int64_t items, int64_t room)
-{
-    const int tw = nm_row_team(items, NM_WIDE_NV);
-    if (tw == 0 || tw > NM_WIDE_THREADS) return 0;
-    const size_t smem = nm_wide_smem<T>(NM_WIDE_THREADS);
-    static udnn_gpu_cache granted, occupancy;
-    if (!udnn_gpu_allow_shared(c, nm_bwd_wide<T>, smem, &granted)) return 0;
-    const int64_t n = udnn_gpu_occupancy(c, nm_bwd_wide<T>, NM_WIDE_THREADS, smem, &occupancy);
-    int64_t blocks = a.nsets;
-    if (blocks > n * c->sm_count) blocks = n * c->sm_count;
-    if (blocks > room) blocks = room;
-    if (blocks < 1) return 0;
-    nm_bwd_wide<T><<<(unsigned)blocks, (unsigned)tw, nm_wide_smem<T>(tw), c->stream>>>(a);
-    return blocks;
-}
-
-/* The shapes of nm_bwd_rows by reach: columns a thread owns, rows a team
- * takes at once, prefetch. A thread keeps a double dscale and dbias sum
- * per column and, per row, xhat and g in the wide type. Where that type
- * is double (FLOAT, DOUBLE), 4 columns and 2 prefetched rows fit 128
- * registers with as many bytes in flight as 8 columns and one prefetched
- * row would in 150; with float, 8 and 2 fit. Longer rows (beyond 512
- * threads) and element-wise accesses take one row and no prefetch. */
-template <class T, int V>
-static int64_t nm_bwd_rows_run(const udnn_gpu_context *c, const nm_row_args<T> &a, int64_t room)
-{
-    const int64_t items = a.len / V;
-    constexpr bool wide = sizeof(typename nm_wide<T>::W) == 8;
-    int64_t b = 0;
-    /* long rows in float (FW): FLOAT (the only 4-byte type) 4 columns a
-     * thread and 4 rows an iteration, the 16-bit types 8 and 2 */
-    if constexpr (sizeof(T) <= 4 && V > 1)
-        if (a.len >= NM_FW_MIN_LEN) {
-            if constexpr (sizeof(T) == 4)
-                b = nm_bwd_rows_launch<T, V, 4, 4, false, true>(c, a, items, room);
-            else b = nm_bwd_rows_launch<T, V, 8, 2, false, true>(c, a, items, room);
-            if (b != 0) return b;
-            if constexpr (sizeof(T) == 2) b = nm_bwd_wide_launch<T>(c, a, items, room);
-            if (b != 0) return b;
-        }
-    if constexpr (wide && V > 1) b = nm_bwd_rows_launch<T, V, 4, 2, true>(c, a, items, room);
-    else if constexpr (wide) b = nm_bwd_rows_launch<T, V, 4, 1, false>(c, a, items, room);
-    else if constexpr (V > 1) b = nm_bwd_rows_launch<T, V, 8, 2, true>(c, a, items, room);
-    if (b == 0) b = nm_bwd_rows_launch<T, V, 8, 1, false>(c, a, items, room);
-    return b;
-}
-
-/* Layer and RMS norm backward over contiguous rows: nm_bwd_rows, then
- * nm_grad_finish over its blocks' partials; 0 where it does not apply. */
-template <class T>
-static int nm_backward_rows(const udnn_gpu_context *c, const udnn_norm_problem *p,
-                            const nm_geom *g, udnnStatus_t *st)
-{
-    typedef typename nm_param<T>::P P;
-    static const int slots[3] = {N_X, N_DY, N_OUT};
-    const int64_t len = nm_row_len(p, g, slots, 3);
-    if (len == 0 || g->sets.nd > 1) return 0;
-    const int64_t per_block = 2 * len * (int64_t)sizeof(double);
-    const int64_t room = (int64_t)(c->scratch_bytes / (size_t)per_block);
-    if (room < 1) return 0;
-    nm_row_args<T> a;
-    nm_row_fill<T>(&a, p, g, len);
-    a.dy = (const T *)p->dy_ptr;
-    a.mean = g->rms ? NULL : (const P *)p->saved_mean_ptr;
-    a.inv = (const P *)p->saved_inv_std_ptr;
-    a.partial = (double *)c->scratch;
-    for (int t = 0; t < NM_SLOTS; t++) a.flat[t] = g->sets.nd == 1 ? g->sets.st[t][0] : 0;
-    const void *ptrs[3] = {a.x, a.dy, a.out};
-    const int64_t blocks = nm_row_vec(&g->sets, len, sizeof(T), ptrs, 3, slots, 3)
-                               ? nm_bwd_rows_run<T, 16 / sizeof(T)>(c, a, room)
-                               : nm_bwd_rows_run<T, 1>(c, a, room);
-    if (blocks == 0) return 0;
-    *st = udnn_gpu_launched();
-    if (*st != UDNN_STATUS_SUCCESS) return 1;
-    nm_grad_args<T> f;
-    memset(&f, 0, sizeof f);
-    f.feat = g->feat;
-    f.F = len;
-    f.partial = a.partial;
-    f.dscale = (P *)p->dscale_ptr;
-    f.dbias = g->rms ? NULL : (P *)p->dbias_ptr;
-    const dim3 fblock(NM_FIN_LANES, NM_FIN_ROWS);
-    nm_grad_finish<T><<<(unsigned)((len + NM_FIN_ROWS - 1) / NM_FIN_ROWS), fblock, 0, c->stream>>>(
-        f, blocks);
-    *st = udnn_gpu_launched();
-    return 1;
 }
 
 /* Ranges a set for the split kernels (nm_fwd_part and nm_fwd_split,
@@ -2318,7 +1392,7 @@ static bool nm_bwd_fused_launch(const udnn_gpu_context *c, const nm_bwd_args<T> 
                                 const udnn_norm_problem *p)
 {
     typedef typename nm_wide<T>::W W;
-    typedef typename nm_param<T>::P P;
+    typedef typename udnn_gpu_param<T>::P P;
     if (g.feat.size != a.size) return false;
     const int64_t blocks = (a.inner.size + NM_SET_THREADS - 1) / NM_SET_THREADS;
     /* red for the most warps a block can have (a warp of 16 or more) */
@@ -2381,7 +1455,7 @@ static udnnStatus_t nm_launch_sets(const udnn_gpu_context *c, A &a, const nm_geo
 template <class T>
 static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_problem *p)
 {
-    typedef typename nm_param<T>::P P;
+    typedef typename udnn_gpu_param<T>::P P;
     const nm_geom g = nm_geometry(p, NULL, &p->y);
     udnnStatus_t st;
     if (g.sets.size == 0 || g.inner.size == 0) return UDNN_STATUS_SUCCESS;
@@ -2422,82 +1496,10 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
         });
 }
 
-/* dscale and dbias: FT parameters by BY member lanes per block, splits of
- * the members enough to fill the SMs, partials in scratch (straight to
- * the outputs with one split). */
-template <class T> static udnnStatus_t nm_param_grads(const udnn_gpu_context *c,
-                                                      const udnn_norm_problem *p, const nm_geom *g)
-{
-    typedef typename nm_param<T>::P P;
-    nm_grad_args<T> a;
-    memset(&a, 0, sizeof a);
-    a.feat = g->feat;
-    a.memb = g->memb;
-    a.F = g->feat.size;
-    a.M = g->memb.size;
-    a.x = (const T *)p->x_ptr;
-    a.dy = (const T *)p->dy_ptr;
-    a.mean = g->rms ? NULL : (const P *)p->saved_mean_ptr;
-    a.inv = (const P *)p->saved_inv_std_ptr;
-    a.dscale = (P *)p->dscale_ptr;
-    a.dbias = g->rms ? NULL : (P *)p->dbias_ptr;
-
-    const int adjacent = a.feat.nd > 0 && a.feat.st[N_X][a.feat.nd - 1] == 1;
-    int ft = 1;
-    if (adjacent || a.M < 64)
-        while (ft < 32 && ft < a.F) ft *= 2;
-    const int by = UDNN_GPU_BLOCK / ft;
-    /* 16 bytes of x and dy a load where the layout allows: V
-     * parameters a thread (nm_grad's PV) where a member's parameters are
-     * one run, else V members (MV) where the members' last dim is */
-    constexpr int V = 16 / sizeof(T);
-    const bool aligned = (uintptr_t)a.x % 16 == 0 && (uintptr_t)a.dy % 16 == 0;
-    bool vec = aligned && ft == 32 && a.feat.nd == 1 && a.feat.st[N_X][0] == 1 &&
-               a.feat.st[N_DY][0] == 1 && a.feat.st[N_ST][0] == 0 && a.F % V == 0;
-    for (int d = 0; d < a.memb.nd; d++)
-        vec = vec && a.memb.st[N_X][d] % V == 0 && a.memb.st[N_DY][d] % V == 0;
-    const int ml = a.memb.nd - 1;
-    bool mvec = aligned && !vec && ft == 1 && ml >= 0 && a.memb.st[N_X][ml] == 1 &&
-                a.memb.st[N_DY][ml] == 1 && a.memb.st[N_ST][ml] == 0 && a.memb.dim[ml] % V == 0;
-    for (int d = 0; d < ml; d++)
-        mvec = mvec && a.memb.st[N_X][d] % V == 0 && a.memb.st[N_DY][d] % V == 0;
-    for (int d = 0; d < a.feat.nd; d++)
-        mvec = mvec && a.feat.st[N_X][d] % V == 0 && a.feat.st[N_DY][d] % V == 0;
-    const int64_t fblocks = (a.F + ft * (vec ? V : 1) - 1) / (ft * (vec ? V : 1));
-    const int64_t target = (int64_t)c->sm_count * 8;
-    int64_t splits = (target + fblocks - 1) / fblocks;
-    const int64_t by_work = (a.M + 16 * by - 1) / (16 * by);
-    if (splits > by_work) splits = by_work;
-    if (splits > 65535) splits = 65535;
-    const size_t per_split = (size_t)2 * a.F * sizeof(double);
-    if (per_split > 0 && splits > (int64_t)(c->scratch_bytes / per_split))
-        splits = (int64_t)(c->scratch_bytes / per_split);
-    if (splits < 1) splits = 1;
-    a.chunk = (a.M + splits - 1) / splits;
-    if (a.chunk < 1) a.chunk = 1;
-    if (mvec) a.chunk = (a.chunk + V - 1) / V * V;
-    splits = (a.M + a.chunk - 1) / a.chunk;
-    if (splits < 1) splits = 1;
-    a.partial = splits > 1 ? (double *)c->scratch : NULL;
-
-    const dim3 block((unsigned)ft, (unsigned)by), grid((unsigned)fblocks, (unsigned)splits);
-    const bool small = nm_small(a.F * a.M);
-    auto launch = [&](auto kernel) { kernel<<<grid, block, 0, c->stream>>>(a); };
-    if (vec) small ? launch(nm_grad<T, uint32_t, 1, V>) : launch(nm_grad<T, int64_t, 1, V>);
-    else if (mvec) small ? launch(nm_grad<T, uint32_t, V, 1>) : launch(nm_grad<T, int64_t, V, 1>);
-    else small ? launch(nm_grad<T, uint32_t>) : launch(nm_grad<T, int64_t>);
-    udnnStatus_t st = udnn_gpu_launched();
-    if (st != UDNN_STATUS_SUCCESS || a.partial == NULL) return st;
-    const dim3 fblock(NM_FIN_LANES, NM_FIN_ROWS);
-    nm_grad_finish<T><<<(unsigned)((a.F + NM_FIN_ROWS - 1) / NM_FIN_ROWS), fblock, 0, c->stream>>>(
-        a, splits);
-    return udnn_gpu_launched();
-}
-
 template <class T>
 static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_problem *p)
 {
-    typedef typename nm_param<T>::P P;
+    typedef typename udnn_gpu_param<T>::P P;
     const nm_geom g = nm_geometry(p, &p->dy, &p->dx);
     if (g.sets.size == 0 || g.inner.size == 0) return UDNN_STATUS_SUCCESS;
     udnnStatus_t st;

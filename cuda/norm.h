@@ -1,0 +1,155 @@
+/* norm.h - the layer, RMS and group norms' pieces that their kernels
+ * share (norm.cu: the sets and the dispatch; norm_rows.cu: sets that are
+ * one contiguous row; norm_grad.cu: the parameter gradients): types, index
+ * spaces, team sums, and the functions each file gives the others. */
+#ifndef UDNN_CUDA_NORM_H
+#define UDNN_CUDA_NORM_H
+
+#include "cuda/kernels.h"
+
+/* ---- types and index spaces ----------------------------------------------------------- */
+
+/* The arithmetic type of the backward dx pass: the compute type, except
+ * double for FLOAT. Over small sets dx is a small remainder of terms as
+ * large as dy * scale (two elements: a (1 - xhat^2) fraction), so float
+ * sums and normalized inputs would lose precision by that ratio. */
+template <class T> struct nm_wide {
+    typedef typename io<T>::C W;
+};
+template <> struct nm_wide<float> {
+    typedef double W;
+};
+
+/* The tensors a space steps through: x, dy (x's strides in the forward
+ * pass), the output (y or dx), the parameters (scale, bias and their
+ * gradients share one layout) and the statistics. */
+enum { N_X, N_DY, N_OUT, N_P, N_ST, NM_SLOTS };
+
+typedef udnn_gpu_space<NM_SLOTS> nm_space;
+
+/* The spaces of a problem: sets (their first elements) and the elements
+ * of a set (inner); for the parameter gradients, parameters (features)
+ * and, per parameter, its elements (members). */
+typedef struct {
+    nm_space sets, inner, feat, memb;
+    int rms;
+} nm_geom;
+
+static inline int nm_small(int64_t n)
+{
+    return n < ((int64_t)1 << 31);
+}
+
+/* ---- team reductions --------------------------------------------------------------------- */
+
+/* Teams of TX threads (blockDim.x) per set, TY (blockDim.y) teams per
+ * block. */
+#define NM_MAX_TEAM 512
+#define NM_RED_SLOTS NM_MAX_TEAM /* shared values per quantity: the largest block */
+
+/* Sums v over the team, in every thread of it, in a fixed order. Every
+ * thread of the block calls it together. Teams up to 32 wide stay inside
+ * one warp (any warp size of 32 or more) and use shuffles. */
+template <class C> __device__ __forceinline__ C nm_team_sum(C v, C *red)
+{
+    const int tx = threadIdx.x, tw = blockDim.x;
+    if (tw <= 32) {
+        for (int m = tw / 2; m > 0; m /= 2) v += udnnGpuShflXor(v, m);
+        return v;
+    }
+    const int base = threadIdx.y * tw;
+    __syncthreads(); /* red may still be read by a previous call */
+    red[base + tx] = v;
+    __syncthreads();
+    for (int s = tw / 2; s > 0; s /= 2) {
+        if (tx < s) red[base + tx] += red[base + tx + s];
+        __syncthreads();
+    }
+    return red[base];
+}
+
+/* One element's terms of a set's shifted sums: v - shift and its square. */
+__device__ __forceinline__ void nm_fwd_add(double v, double shift, double &s1, double &s2)
+{
+    const double d = v - shift;
+    s1 += d;
+    s2 += d * d;
+}
+
+/* Per parameter f and member slice: sum dy * xhat and sum dy. */
+template <class T> struct nm_grad_args {
+    typedef typename udnn_gpu_param<T>::P P;
+    nm_space feat, memb;
+    int64_t F, M, chunk;
+    const T *x, *dy;
+    const P *mean, *inv; /* mean NULL for RMS */
+    double *partial;     /* [split][2][F]; NULL: one split, straight to the output */
+    P *dscale, *dbias;   /* dbias nullable */
+};
+
+/* One term of dscale, dy * xhat, in double whatever the data's type: a
+ * few terms that cancel leave their sum's rounding far above a float
+ * term's (see nm_grad). */
+__device__ __forceinline__ double nm_dscale_term(double dy, double x, double mean, double inv)
+{
+    return dy * ((x - mean) * inv);
+}
+
+/* The widest row team or block, and its warps on any warp size of 16 or
+ * more (norm_rows.cu; the few long sets' reductions size theirs by it). */
+#define NM_ROW_THREADS 512
+#define NM_ROW_WARPS (NM_ROW_THREADS / 16)
+
+/* the kernels' dynamic shared memory */
+extern __shared__ double nm_dyn_smem[];
+
+/* Sums NQ values over the team, in every thread of it (the same bits: a
+ * butterfly adds each pair in both lanes), in a fixed order: shuffles
+ * inside a warp, then the team's warps through red ([2][NM_ROW_WARPS][NQ]):
+ * lane q adds quantity q over them in warp order and every lane reads it
+ * from lane q (a butterfly with mask l ^ q). Calls alternate `parity` so
+ * that one barrier per call keeps a call's writes from a previous call's
+ * reads. Every thread of the block calls it together. */
+template <class S, int NQ>
+__device__ __forceinline__ void nm_row_sum(S (&v)[NQ], S *red, int parity)
+{
+    const int tx = threadIdx.x, tw = blockDim.x, ws = udnnGpuWarpSize;
+    for (int m = (tw < ws ? tw : ws) / 2; m > 0; m /= 2)
+        for (int q = 0; q < NQ; q++) v[q] += udnnGpuShflXor(v[q], m);
+    if (tw <= ws) return;
+    const int per = tw / ws, first = threadIdx.y * per, lane = tx % ws;
+    S *r = red + parity * NM_ROW_WARPS * NQ;
+    if (lane == 0)
+        for (int q = 0; q < NQ; q++) r[(first + tx / ws) * NQ + q] = v[q];
+    __syncthreads();
+    S t = S(0);
+    if (lane < NQ) {
+        t = r[first * NQ + lane];
+        for (int i = 1; i < per; i++) t += r[(first + i) * NQ + lane];
+    }
+    for (int q = 0; q < NQ; q++) v[q] = udnnGpuShflXor(t, lane ^ q);
+}
+
+/* norm_grad.cu: dscale and dbias of p (nm_param_grads), and the finish
+ * that adds a's split partials into them (nm_grad_finish, `splits` of
+ * them; norm_rows.cu's backward leaves a partial a block). */
+template <class T>
+udnnStatus_t nm_param_grads(const udnn_gpu_context *c, const udnn_norm_problem *p,
+                            const nm_geom *g);
+template <class T>
+udnnStatus_t nm_grad_finish_launch(const udnn_gpu_context *c, const nm_grad_args<T> &a,
+                                   int64_t splits);
+
+/* norm_rows.cu: p in the row kernels where its sets are rows; 0 where not
+ * (nothing launched), else 1 with *st the launches' status. */
+template <class T>
+int nm_forward_rows(const udnn_gpu_context *c, const udnn_norm_problem *p, const nm_geom *g,
+                    udnnStatus_t *st);
+template <class T>
+int nm_backward_rows(const udnn_gpu_context *c, const udnn_norm_problem *p, const nm_geom *g,
+                     udnnStatus_t *st);
+
+/* X(T) for each data type the norms run, for the files' instantiations */
+#define NM_TYPES(X) X(float) X(double) X(udnnGpuHalf) X(udnnGpuBf16)
+
+#endif
