@@ -998,9 +998,9 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS) nm_fwd_cluster(nm_fwd
  * rank order, and writes dx from what it holds. x and dy are read once
  * for dx where nm_bwd_part and nm_bwd_split read them twice; the
  * parameter gradients (nm_grad) read them once more before, as with the
- * two launches. Sets of up to 16 blocks of 100 KB, 800 KB of 16-bit x: group
- * norm's 8 groups of 32 x 112 x 112 f16 in clusters of 16 blocks of 512
- * threads. */
+ * two launches. Sets of up to 16 blocks of 100 KB, 800 KB of 16-bit x:
+ * group norm's 8 groups of 32 x 112 x 112 f16 in clusters of 16 blocks of
+ * 512 threads. */
 #ifndef NM_BWD_CLUSTER
 #define NM_BWD_CLUSTER 0
 #endif
