@@ -1096,7 +1096,13 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS) nm_bwd_cluster(nm_bwd
  * f16 16 sets 1016 / 1055 against 920 / 898. For 4 (64 registers; the
  * int64_t index's form spills 76 bytes): 1493 / 1507. Terms in float
  * instead of double, a yardstick that fails nm_grad's cancelling sums,
- * took 1654 / 1617. */
+ * took 1654 / 1617.
+ * NM_FUSED_ALL (a candidate, off until measured): 4- and 8-byte types
+ * too, since their loss was measured built for 2 blocks (f32's 784 blocks
+ * at 64 sets in three waves; for 3, two). */
+#ifndef NM_FUSED_ALL
+#define NM_FUSED_ALL 0
+#endif
 
 template <class T> struct nm_fused {
     typedef typename udnn_gpu_param<T>::P P;
@@ -1530,7 +1536,7 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
             constexpr int V = decltype(v)::value;
             unsigned sb = 0;
             const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
-            if constexpr (sizeof(T) == 2)
+            if constexpr (sizeof(T) == 2 || NM_FUSED_ALL)
                 if (r.ranges > 0 && nm_bwd_fused_launch<T, I, V>(c, a, r, sb, g, p)) return;
             grads = nm_param_grads<T>(c, p, &g);
             if (grads != UDNN_STATUS_SUCCESS) return;
