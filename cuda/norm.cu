@@ -1000,14 +1000,29 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS) nm_fwd_cluster(nm_fwd
  * parameter gradients (nm_grad) read them once more before, as with the
  * two launches. Sets of up to 16 blocks of 100 KB, 800 KB of 16-bit x:
  * group norm's 8 groups of 32 x 112 x 112 f16 in clusters of 16 blocks of
- * 512 threads. */
+ * 512 threads.
+ * PG (group norm): the parameter gradients too, from the held x and dy
+ * before dx overwrites either, where nm_grad would read them once more:
+ * each block holds whole channels (runs of g.run items with one
+ * parameter), sums each channel's dscale and dbias terms (nm_grad's, in
+ * double) over the block in a fixed order, and puts them in g.partial as
+ * the split of its set's n, for nm_grad_finish over the n. */
 #ifndef NM_BWD_CLUSTER
 #define NM_BWD_CLUSTER 0
 #endif
 
+/* nm_bwd_cluster's parameter gradients (PG): partials [n][2][F] of the F
+ * features (channels, at parameter offset f * pstride), sets of `groups`
+ * each n, a channel a run of `run` items. */
+struct nm_cluster_grads {
+    double *partial;
+    int64_t F, groups, run, pstride;
+};
+
 #if UDNN_GPU_CLUSTERS
-template <class T, class I, int THREADS>
-__global__ void __launch_bounds__(THREADS, 1024 / THREADS) nm_bwd_cluster(nm_bwd_args<T> a)
+template <class T, class I, int THREADS, bool PG>
+__global__ void __launch_bounds__(THREADS, 1024 / THREADS)
+    nm_bwd_cluster(nm_bwd_args<T> a, nm_cluster_grads g)
 {
     typedef typename nm_wide<T>::W W;
     typedef typename io<T>::C C;
@@ -1030,7 +1045,33 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS) nm_bwd_cluster(nm_bwd
         udnnGpuCopyAsync16(held + a.chunk + i, a.dy + so[N_DY] + o[N_DY]);
     }
     udnnGpuCopyAsyncWait();
-    /* each thread reads back only the items it copied: no barrier */
+    if constexpr (PG) {
+        /* a channel's items are other threads' copies */
+        __shared__ double dred[THREADS / 16];
+        __syncthreads();
+        const double mv = (double)a.mean[so[N_ST]], iv = (double)a.inv[so[N_ST]];
+        const int64_t split = (blockIdx.x / a.chunks) / g.groups;
+        for (int64_t b = 0; b < n; b += g.run) {
+            double ds = 0.0, db = 0.0;
+            for (int64_t i = b + threadIdx.x; i < b + g.run; i += blockDim.x) {
+                const R xv = held[i], gv = held[a.chunk + i];
+                for (int k = 0; k < V; k++) {
+                    const double dy = (double)udnn_gpu_pack_ld(gv, k);
+                    ds += nm_dscale_term(dy, (double)udnn_gpu_pack_ld(xv, k), mv, iv);
+                    db += dy;
+                }
+            }
+            ds = udnn_gpu_block_sum(ds, dred);
+            db = udnn_gpu_block_sum(db, dred);
+            if (threadIdx.x != 0) continue;
+            int64_t o[4];
+            nm_elem<I, 4, V>(a.inner, (I)(lo + b), o);
+            const int64_t f = (so[N_P] + o[N_P]) / g.pstride;
+            g.partial[2 * split * g.F + f] = ds;
+            g.partial[(2 * split + 1) * g.F + f] = db;
+        }
+    }
+    /* each thread reads back only the items it copied */
     W sg = W(0), sgx = W(0);
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
         int64_t o[4];
@@ -1332,36 +1373,45 @@ static bool nm_set_flow_launch(const udnn_gpu_context *c, const nm_fwd_args<T> &
 }
 
 #if UDNN_GPU_CLUSTERS
-/* The cluster kernel of a's direction, built for THREADS threads a block. */
-template <class T, class I, int THREADS> static auto nm_cluster_kernel(const nm_fwd_args<T> &)
+/* The cluster kernel of a's direction, built for THREADS threads a block
+ * (PG: nm_bwd_cluster's). */
+template <class T, class I, int THREADS, bool PG>
+static auto nm_cluster_kernel(const nm_fwd_args<T> &)
 {
     return nm_fwd_cluster<T, I, THREADS>;
 }
-template <class T, class I, int THREADS> static auto nm_cluster_kernel(const nm_bwd_args<T> &)
+template <class T, class I, int THREADS, bool PG>
+static auto nm_cluster_kernel(const nm_bwd_args<T> &)
 {
-    return nm_bwd_cluster<T, I, THREADS>;
+    return nm_bwd_cluster<T, I, THREADS, PG>;
 }
 
 /* nm_fwd_cluster or nm_bwd_cluster (by A) at one block shape for a's
- * vectorized sets, `unit` bytes of shared memory an item; false,
+ * vectorized sets, `unit` bytes of shared memory an item, a block's share
+ * whole runs of `run` items, the kernel's arguments a and `more`; false,
  * launching nothing, where a set does not fit 16 blocks' shares or the
  * device runs no such cluster (`fits`: the call site's answer). */
-template <class T, class I, int THREADS, class A>
-static bool nm_cluster_launch(const udnn_gpu_context *c, A a, size_t unit, udnn_gpu_cache *fits)
+template <class T, class I, int THREADS, bool PG, class A, class... M>
+static bool nm_cluster_launch(const udnn_gpu_context *c, A a, size_t unit, int64_t run,
+                              udnn_gpu_cache *fits, M... more)
 {
     constexpr size_t share = NM_CLUSTER_SHARE(THREADS);
-    const auto kernel = nm_cluster_kernel<T, I, THREADS>(a);
+    const auto kernel = nm_cluster_kernel<T, I, THREADS, PG>(a);
     unsigned cs = 0;
-    if (!udnn_gpu_cluster_split(a.inner.size, unit, share, NM_CLUSTER_MAX, &cs, &a.chunk) ||
+    int64_t runs = 0;
+    if (!udnn_gpu_cluster_split(a.inner.size / run, unit * run, share, NM_CLUSTER_MAX, &cs,
+                                &runs) ||
         a.nsets * cs >= ((int64_t)1 << 31) ||
         !udnn_gpu_cluster_fits(c, kernel, THREADS, share, NM_CLUSTER_MAX, fits))
         return false;
     a.chunks = cs;
+    a.chunk = runs * run;
     int64_t threads =
         (a.chunk + UDNN_GPU_WHOLE_WARPS - 1) / UDNN_GPU_WHOLE_WARPS * UDNN_GPU_WHOLE_WARPS;
     if (threads > THREADS) threads = THREADS;
     if (udnnGpuLaunchClusters(kernel, (unsigned)(a.nsets * cs), (unsigned)threads,
-                              (size_t)a.chunk * unit, c->stream, cs, a) != udnnGpuSuccess) {
+                              (size_t)a.chunk * unit, c->stream, cs, a, more...) !=
+        udnnGpuSuccess) {
         udnnGpuGetLastError(); /* the split kernels instead */
         return false;
     }
@@ -1371,18 +1421,63 @@ static bool nm_cluster_launch(const udnn_gpu_context *c, A a, size_t unit, udnn_
 /* The cluster kernel for a's vectorized sets: in blocks of 256 threads
  * (four a multiprocessor) where a set takes more than one block of 512,
  * else of 512; false, launching nothing, where neither fits. */
-template <class T, class I, class A>
-static bool nm_cluster_run(const udnn_gpu_context *c, const A &a, size_t unit)
+template <class T, class I, bool PG = false, class A, class... M>
+static bool nm_cluster_run(const udnn_gpu_context *c, const A &a, size_t unit, int64_t run,
+                           M... more)
 {
     static udnn_gpu_cache fits256, fits512;
     if ((size_t)a.inner.size * unit > NM_CLUSTER_SHARE(512) &&
-        nm_cluster_launch<T, I, 256>(c, a, unit, &fits256))
+        nm_cluster_launch<T, I, 256, PG>(c, a, unit, run, &fits256, more...))
         return true;
-    return nm_cluster_launch<T, I, 512>(c, a, unit, &fits512);
+    return nm_cluster_launch<T, I, 512, PG>(c, a, unit, run, &fits512, more...);
+}
+
+/* nm_bwd_cluster with its parameter gradients (PG) for group norm's
+ * vectorized sets whose channels are runs of items with one parameter,
+ * then nm_grad_finish over the n; false, launching nothing, where the
+ * layout or the scratch does not allow it, or no cluster fits. */
+template <class T, class I>
+static bool nm_bwd_cluster_grads(const udnn_gpu_context *c, const nm_bwd_args<T> &a,
+                                 const nm_geom &g, const udnn_norm_problem *p, udnnStatus_t *st)
+{
+    typedef typename udnn_gpu_param<T>::P P;
+    if (p->groups <= 0 || a.pstep != 0 || a.inner.nd != 2 || a.inner.st[N_P][1] != 0 ||
+        g.feat.nd != 1 || g.feat.st[N_P][0] == 0)
+        return false;
+    /* set s is group s % groups of n = s / groups: n's dim (no parameter
+     * stride) outside the groups' */
+    const int64_t n = a.nsets / p->groups;
+    const nm_space &ss = a.sets;
+    const bool n_major = ss.nd == 0 || (ss.nd == 1 && (ss.st[N_P][0] == 0) == (p->groups == 1)) ||
+                         (ss.nd == 2 && ss.st[N_P][0] == 0 && ss.dim[1] == p->groups);
+    if (!n_major || (size_t)(2 * n * g.feat.size) * sizeof(double) > c->scratch_bytes)
+        return false;
+    nm_cluster_grads cg;
+    cg.partial = (double *)c->scratch;
+    cg.F = g.feat.size;
+    cg.groups = p->groups;
+    cg.run = a.inner.dim[1];
+    cg.pstride = g.feat.st[N_P][0];
+    if (!nm_cluster_run<T, I, true>(c, a, 32, cg.run, cg)) return false;
+    nm_grad_args<T> f;
+    memset(&f, 0, sizeof f);
+    f.feat = g.feat;
+    f.F = cg.F;
+    f.partial = cg.partial;
+    f.dscale = (P *)p->dscale_ptr;
+    f.dbias = (P *)p->dbias_ptr;
+    *st = nm_grad_finish_launch<T>(c, f, n);
+    return true;
 }
 #else
-template <class T, class I, class A>
-static bool nm_cluster_run(const udnn_gpu_context *, const A &, size_t)
+template <class T, class I, bool PG = false, class A, class... M>
+static bool nm_cluster_run(const udnn_gpu_context *, const A &, size_t, int64_t, M...)
+{
+    return false;
+}
+template <class T, class I>
+static bool nm_bwd_cluster_grads(const udnn_gpu_context *, const nm_bwd_args<T> &,
+                                 const nm_geom &, const udnn_norm_problem *, udnnStatus_t *)
 {
     return false;
 }
@@ -1490,7 +1585,7 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
             unsigned sb = 0;
             const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
             if constexpr (NM_FWD_CLUSTER && V == 16 / (int)sizeof(T))
-                if (nm_cluster_run<T, I>(c, a, 16)) return;
+                if (nm_cluster_run<T, I>(c, a, 16, 1)) return;
             if constexpr (sizeof(T) >= 4)
                 if (r.ranges > 0 && nm_set_flow_launch<T, I, V>(c, a, r, sb)) return;
             nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
@@ -1538,10 +1633,12 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
             const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
             if constexpr (sizeof(T) == 2 || NM_FUSED_ALL)
                 if (r.ranges > 0 && nm_bwd_fused_launch<T, I, V>(c, a, r, sb, g, p)) return;
+            if constexpr (NM_BWD_CLUSTER && V == 16 / (int)sizeof(T))
+                if (nm_bwd_cluster_grads<T, I>(c, a, g, p, &grads)) return;
             grads = nm_param_grads<T>(c, p, &g);
             if (grads != UDNN_STATUS_SUCCESS) return;
             if constexpr (NM_BWD_CLUSTER && V == 16 / (int)sizeof(T))
-                if (nm_cluster_run<T, I>(c, a, 32)) return;
+                if (nm_cluster_run<T, I>(c, a, 32, 1, nm_cluster_grads{})) return;
             nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             if (r.ranges > 0)
                 nm_bwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
