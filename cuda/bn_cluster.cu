@@ -141,12 +141,9 @@ static udnnStatus_t bn_cluster_launch(const udnn_gpu_context *c, bn_cluster_args
     static udnn_gpu_cache fits;
     if (!udnn_gpu_cluster_fits(c, kernel, THREADS, share, BN_CLUSTER_MAX, &fits))
         return UDNN_STATUS_NOT_SUPPORTED;
-    int64_t threads =
-        (a.chunk + UDNN_GPU_WHOLE_WARPS - 1) / UDNN_GPU_WHOLE_WARPS * UDNN_GPU_WHOLE_WARPS;
-    if (threads > THREADS) threads = THREADS;
-    const udnnGpuError_t e =
-        udnnGpuLaunchClusters(kernel, (unsigned)(a.F * a.cs), (unsigned)threads,
-                              (size_t)a.chunk * 16, c->stream, a.cs, a);
+    const udnnGpuError_t e = udnnGpuLaunchClusters(kernel, (unsigned)(a.F * a.cs),
+                                                   udnn_gpu_whole_warps(a.chunk, THREADS),
+                                                   (size_t)a.chunk * 16, c->stream, a.cs, a);
     if (e != udnnGpuSuccess)
         return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
                              "launching batch norm's cluster kernel");

@@ -300,6 +300,14 @@ template <class C> __device__ C udnn_gpu_block_sum(C v, C *smem)
  * AMD's), as the warp reductions need. */
 #define UDNN_GPU_WHOLE_WARPS 64
 
+/* A block's threads for n items, one a thread: n in whole warps
+ * (UDNN_GPU_WHOLE_WARPS), `most` at the most. */
+static inline unsigned udnn_gpu_whole_warps(int64_t n, unsigned most)
+{
+    const int64_t t = (n + UDNN_GPU_WHOLE_WARPS - 1) / UDNN_GPU_WHOLE_WARPS * UDNN_GPU_WHOLE_WARPS;
+    return t < (int64_t)most ? (unsigned)t : most;
+}
+
 /* ---- launching ------------------------------------------------------------------- */
 
 #define UDNN_GPU_GRID_STRIDE_LOOP(i, n)                                                      \

@@ -256,7 +256,7 @@ __device__ __forceinline__ void nm_fwd_write(const nm_fwd_args<T> &a, const int6
         nm_load<T, V>(x, o[N_X], v);
         for (int k = 0; k < V; k++) {
             const int64_t po = o[N_P] + k * a.pstep;
-            v[k] = ((v[k] - f.hi) - f.lo) * f.inv * (C)scale[po];
+            v[k] = nm_fwd_y(v[k], f.hi, f.lo, f.inv, (C)scale[po]);
             if (bias != NULL) v[k] += (C)bias[po];
         }
         nm_store<T, V>(y, o[N_OUT], v);
@@ -521,7 +521,7 @@ __device__ __forceinline__ void nm_group_write(const nm_fwd_args<T> &a, const nm
             const nm_stats<C> f = st[s];
             C v[V];
             for (int k = 0; k < V; k++) {
-                v[k] = ((udnn_gpu_pack_ld(xr[s], k) - f.hi) - f.lo) * f.inv * sc[k];
+                v[k] = nm_fwd_y((C)udnn_gpu_pack_ld(xr[s], k), f.hi, f.lo, f.inv, sc[k]);
                 if (a.bias != NULL) v[k] += bi[k];
             }
             nm_store_hint<HINT, T, V>(a.y + yo[s], o[N_OUT], v);
@@ -637,7 +637,7 @@ __device__ __forceinline__ void nm_bwd_write(const nm_bwd_args<T> &a, const int6
         for (int k = 0; k < V; k++) {
             const W xhat = nm_bwd_xhat((W)xv[k], st);
             const W g = nm_bwd_g((W)gv[k], scale, o[N_P] + k * a.pstep);
-            xv[k] = (C)(st.inv * ((g - mean_g) - xhat * mean_gx));
+            xv[k] = (C)nm_bwd_dx(g, xhat, st.inv, mean_g, mean_gx);
         }
         nm_store<T, V>(dx, o[N_OUT], xv);
     }
@@ -743,7 +743,7 @@ __device__ __forceinline__ void nm_group_write(const nm_bwd_args<T> &a, const nm
             for (int k = 0; k < V; k++) {
                 const W xhat = nm_bwd_xhat((W)udnn_gpu_pack_ld(xr[s], k), st);
                 const W g = udnnGpuMulRn((W)udnn_gpu_pack_ld(gr[s], k), sc[k]);
-                v[k] = (C)(st.inv * ((g - mean_g) - xhat * mean_gx));
+                v[k] = (C)nm_bwd_dx(g, xhat, st.inv, mean_g, mean_gx);
             }
             nm_store<T, V>(a.dx + dxo[s], o[N_OUT], v);
         }
@@ -981,7 +981,7 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS) nm_fwd_cluster(nm_fwd
         C y[V];
         for (int k = 0; k < V; k++) {
             const int64_t po = o[N_P] + k * a.pstep;
-            y[k] = ((udnn_gpu_pack_ld(v, k) - f.hi) - f.lo) * f.inv * (C)scale[po];
+            y[k] = nm_fwd_y((C)udnn_gpu_pack_ld(v, k), f.hi, f.lo, f.inv, (C)scale[po]);
             if (bias != NULL) y[k] += (C)bias[po];
         }
         nm_store<T, V>(a.y + so[N_OUT], o[N_OUT], y);
@@ -1103,7 +1103,7 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS)
         for (int k = 0; k < V; k++) {
             const W xhat = nm_bwd_xhat((W)udnn_gpu_pack_ld(xv, k), st);
             const W g = nm_bwd_g((W)udnn_gpu_pack_ld(gv, k), scale, o[N_P] + k * a.pstep);
-            d[k] = (C)(st.inv * ((g - mean_g) - xhat * mean_gx));
+            d[k] = (C)nm_bwd_dx(g, xhat, st.inv, mean_g, mean_gx);
         }
         nm_store<T, V>(a.dx + so[N_OUT], o[N_OUT], d);
     }
@@ -1406,12 +1406,9 @@ static bool nm_cluster_launch(const udnn_gpu_context *c, A a, size_t unit, int64
         return false;
     a.chunks = cs;
     a.chunk = runs * run;
-    int64_t threads =
-        (a.chunk + UDNN_GPU_WHOLE_WARPS - 1) / UDNN_GPU_WHOLE_WARPS * UDNN_GPU_WHOLE_WARPS;
-    if (threads > THREADS) threads = THREADS;
-    if (udnnGpuLaunchClusters(kernel, (unsigned)(a.nsets * cs), (unsigned)threads,
-                              (size_t)a.chunk * unit, c->stream, cs, a, more...) !=
-        udnnGpuSuccess) {
+    if (udnnGpuLaunchClusters(kernel, (unsigned)(a.nsets * cs),
+                              udnn_gpu_whole_warps(a.chunk, THREADS), (size_t)a.chunk * unit,
+                              c->stream, cs, a, more...) != udnnGpuSuccess) {
         udnnGpuGetLastError(); /* the split kernels instead */
         return false;
     }

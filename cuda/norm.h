@@ -76,6 +76,20 @@ __device__ __forceinline__ void nm_fwd_add(double v, double shift, double &s1, d
     s2 += d * d;
 }
 
+/* y of one element x of a set whose mean is hi + lo (the forward's
+ * statistics), its scale sc: the bias is added after. */
+template <class C> __device__ __forceinline__ C nm_fwd_y(C x, C hi, C lo, C inv, C sc)
+{
+    return ((x - hi) - lo) * inv * sc;
+}
+
+/* dx of one element from its g = dy * scale and xhat, its set's inv,
+ * mean(g) (0 for RMS) and mean(g * xhat). */
+template <class W> __device__ __forceinline__ W nm_bwd_dx(W g, W xhat, W inv, W mean_g, W mean_gx)
+{
+    return inv * ((g - mean_g) - xhat * mean_gx);
+}
+
 /* Per parameter f and member slice: sum dy * xhat and sum dy. */
 template <class T> struct nm_grad_args {
     typedef typename udnn_gpu_param<T>::P P;

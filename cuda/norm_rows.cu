@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(NM_ROW_THREADS) nm_fwd_rows(nm_row_args<T> a)
         if (a.bias != NULL) nm_load_param<P, C, V>(a.bias, j, a.pstep, bi);
         R o;
         for (int e = 0; e < V; e++) {
-            C v = (((C)udnn_gpu_pack_ld(r[k], e) - hi) - lo) * invc * sc[e];
+            C v = nm_fwd_y((C)udnn_gpu_pack_ld(r[k], e), hi, lo, invc, sc[e]);
             if (a.bias != NULL) v += bi[e];
             o.v[e] = io<T>::st(v);
         }
@@ -300,8 +300,8 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
                 if (tx + k * tw >= items) continue;
                 RV o;
                 for (int e = 0; e < V; e++)
-                    o.v[e] = io<T>::st(
-                        (C)(inv_c[i] * ((g[i][k][e] - mean_g) - xh[i][k][e] * mean_gx)));
+                    o.v[e] =
+                        io<T>::st((C)nm_bwd_dx(g[i][k][e], xh[i][k][e], inv_c[i], mean_g, mean_gx));
                 dx[tx + k * tw] = o;
             }
         }
@@ -418,7 +418,7 @@ __global__ void __launch_bounds__(NM_WIDE_THREADS, NM_WIDE_MINB) nm_bwd_wide(nm_
                 const C gw = udnn_gpu_pack_ld(gr[k], e);
                 const C xh = (udnn_gpu_pack_ld(xr[k], e) - mean) * inv;
                 const C g = udnnGpuMulRn(gw, sc[(k * V + e) * tw + tx]);
-                o.v[e] = io<T>::st((C)(inv * ((g - mean_g) - xh * mean_gx)));
+                o.v[e] = io<T>::st((C)nm_bwd_dx(g, xh, inv, mean_g, mean_gx));
             }
             dx[tx + k * tw] = o;
         }
