@@ -790,7 +790,20 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2) nm_bwd_sets(nm_bwd_args<T> 
  *   1584 / 1599, f64 32 sets 1616 / 1624 against 1638 / 1652;
  * - that pass and nm_bwd_sets as one flow: f32 1618 / 1578, f64 32 sets
  *   1683 / 1661, within the runs' spread (the copy moved 6% between
- *   passes), and f16 1061 / 1060, below nm_bwd_fused. */
+ *   passes), and f16 1061 / 1060, below nm_bwd_fused;
+ * - a set held in the shared memory of a thread-block cluster of up to 16
+ *   blocks (as bn_cluster holds a channel), x read once: f16 forward 1041
+ *   / 1028 against 1783 / 1839, RMS bf16 32 sets 1252 / 1242 against 1601
+ *   / 1551, group norm 16 x 320 x 128 x 128 f16 1859 / 1841 against 1893
+ *   / 1870, f32 2232 / 2197 against 2177 / 2203; only the launch-bound 1 x
+ *   320 x 128 x 128 f16 gained, 720 / 666 against 612 / 600 (one launch
+ *   where there were two). A cluster's blocks load, join and write in
+ *   turn with nothing to cover the join, and few clusters of 16 run at
+ *   once, where the split kernels keep many blocks in flight;
+ * - the backward likewise, x and dy held, for group norm with the
+ *   parameter gradients from the held data (x and dy read once where
+ *   they are read three times): 32 x 256 x 112 x 112 f16 1270 / 1245
+ *   against 1433 / 1432, 4 x 256 x 112 x 112 864 / 844 against 899 / 910. */
 struct nm_flow {
     uint32_t *ticket, *done; /* [1], [groups]: zero at the launch */
     uint32_t n, lag;         /* items of each kind, the lag (udnn_gpu_flow) */
@@ -872,245 +885,6 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2)
     });
 }
 
-/* The few long sets' forward where a set's x fits the shared memory of a
- * thread-block cluster (NM_FWD_CLUSTER, a candidate, off until measured),
- * as bn_cluster.cu does for batch norm's channels: the cluster's blocks
- * each copy their share of the set's items into shared memory, sum it,
- * join the cluster's sums through each other's shared memory, and write
- * their share of y from it. x is read once, where the two launches read
- * it twice (all of it from DRAM again once the sets outgrow L2), and no
- * block waits for any block outside its cluster. Sets of up to 16 blocks
- * of 100 KB: layer norm's 64 sets of 802816 f16 elements in clusters of
- * 16 blocks of 512 threads, group norm's 32 groups of 10 x 128 x 128 f16
- * in clusters of 8 blocks of 256 threads (40 KB each). Items are 16-byte
- * vectors (the vectorized sets). Block b of the grid is block b % a.chunks
- * of set b / a.chunks's cluster and holds its items [rank a.chunk, (rank
- * + 1) a.chunk); the sums run in double per element, as nm_fwd_sums';
- * every block adds the cluster's partials in rank order itself, so that
- * all take the same statistics, and rank 0 saves them. */
-#ifndef NM_FWD_CLUSTER
-#define NM_FWD_CLUSTER 0
-#endif
-#define NM_CLUSTER_MAX 16
-#define NM_CLUSTER_SHARE(threads) ((size_t)200 * (threads))
-
-#if UDNN_GPU_CLUSTERS
-/* This block's share of its cluster's set (A: nm_fwd_args or
- * nm_bwd_args): the set's offsets, the share's first item and its items. */
-struct nm_cluster_part {
-    int64_t so[NM_SLOTS];
-    int64_t lo;
-    int n;
-};
-
-template <class I, class A> __device__ __forceinline__ nm_cluster_part nm_cluster_part_of(const A &a)
-{
-    nm_cluster_part p;
-    p.lo = udnnGpuClusterRank() * a.chunk;
-    const int64_t hi = p.lo + a.chunk < a.inner.size ? p.lo + a.chunk : a.inner.size;
-    p.n = hi > p.lo ? (int)(hi - p.lo) : 0;
-    udnn_gpu_space_offsets<I, NM_SLOTS>(a.sets, (I)(blockIdx.x / a.chunks), p.so);
-    return p;
-}
-
-/* The cluster's two sums, each block's (s1 and s2 in its thread 0) put in
- * part and joined in rank order into q1 and q2 by thread 0 of every
- * block, after the first half of the cluster's barrier pair; the caller
- * arrives again once the block is done with the others' parts, and waits
- * before it ends. */
-__device__ __forceinline__ void nm_cluster_join(double *part, double s1, double s2, unsigned cs,
-                                                double &q1, double &q2)
-{
-    if (threadIdx.x == 0) {
-        part[0] = s1;
-        part[1] = s2;
-    }
-    udnnGpuClusterArrive();
-    udnnGpuClusterWait();
-    q1 = q2 = 0.0;
-    if (threadIdx.x != 0) return;
-    for (unsigned r = 0; r < cs; r++) {
-        const double *pr = udnnGpuClusterMap(part, r);
-        q1 += pr[0];
-        q2 += pr[1];
-    }
-}
-
-template <class T, class I, int THREADS>
-__global__ void __launch_bounds__(THREADS, 1024 / THREADS) nm_fwd_cluster(nm_fwd_args<T> a)
-{
-    typedef typename io<T>::C C;
-    typedef typename udnn_gpu_param<T>::P P;
-    constexpr int V = 16 / (int)sizeof(T);
-    typedef udnn_gpu_pack<T, V> R;
-    extern __shared__ uint4 nm_cluster_held[];
-    __shared__ double red[THREADS / 16], part[2];
-    __shared__ nm_stats<C> st;
-    const nm_cluster_part p = nm_cluster_part_of<I>(a);
-    const int64_t lo = p.lo, (&so)[NM_SLOTS] = p.so;
-    const int n = p.n;
-    R *held = (R *)nm_cluster_held;
-    const T *x = a.x + so[N_X];
-    /* read before the cluster's barrier: in place, rank 0 overwrites it after */
-    const double shift = nm_fwd_shift(a, x);
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        int64_t o[1];
-        nm_elem<I, 1, V>(a.inner, (I)(lo + i), o);
-        udnnGpuCopyAsync16(held + i, x + o[N_X]);
-    }
-    udnnGpuCopyAsyncWait();
-    /* each thread reads back only the items it copied: no barrier */
-    double s1 = 0.0, s2 = 0.0;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const R v = held[i];
-        for (int k = 0; k < V; k++) nm_fwd_add((double)udnn_gpu_pack_ld(v, k), shift, s1, s2);
-    }
-    s1 = udnn_gpu_block_sum(s1, red);
-    s2 = udnn_gpu_block_sum(s2, red);
-    double q1, q2;
-    nm_cluster_join(part, s1, s2, (unsigned)a.chunks, q1, q2);
-    if (threadIdx.x == 0) st = nm_fwd_finish(a, q1, q2, shift, so[N_ST], p.lo == 0);
-    __syncthreads();
-    udnnGpuClusterArrive(); /* this block is done with the others' partials */
-    const nm_stats<C> f = st;
-    const P *scale = a.scale + so[N_P], *bias = a.bias != NULL ? a.bias + so[N_P] : NULL;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        int64_t o[4];
-        nm_elem<I, 4, V>(a.inner, (I)(lo + i), o);
-        const R v = held[i];
-        C y[V];
-        for (int k = 0; k < V; k++) {
-            const int64_t po = o[N_P] + k * a.pstep;
-            y[k] = nm_fwd_y((C)udnn_gpu_pack_ld(v, k), f.hi, f.lo, f.inv, (C)scale[po]);
-            if (bias != NULL) y[k] += (C)bias[po];
-        }
-        nm_store<T, V>(a.y + so[N_OUT], o[N_OUT], y);
-    }
-    udnnGpuClusterWait(); /* the others are done with this block's partials */
-}
-#endif
-
-/* The few long sets' dx where a set's x and dy fit the shared memory of
- * a thread-block cluster (NM_BWD_CLUSTER, a candidate, off until
- * measured), as nm_fwd_cluster: each block holds its share of the set's
- * items of x and dy (x's at held[i], dy's at held[a.chunk + i]), sums g
- * and g * xhat over it (nm_bwd_sums' terms), joins the cluster's sums in
- * rank order, and writes dx from what it holds. x and dy are read once
- * for dx where nm_bwd_part and nm_bwd_split read them twice; the
- * parameter gradients (nm_grad) read them once more before, as with the
- * two launches. Sets of up to 16 blocks of 100 KB, 800 KB of 16-bit x:
- * group norm's 8 groups of 32 x 112 x 112 f16 in clusters of 16 blocks of
- * 512 threads.
- * PG (group norm): the parameter gradients too, from the held x and dy
- * before dx overwrites either, where nm_grad would read them once more:
- * each block holds whole channels (runs of g.run items with one
- * parameter), sums each channel's dscale and dbias terms (nm_grad's, in
- * double) over the block in a fixed order, and puts them in g.partial as
- * the split of its set's n, for nm_grad_finish over the n. */
-#ifndef NM_BWD_CLUSTER
-#define NM_BWD_CLUSTER 0
-#endif
-
-/* nm_bwd_cluster's parameter gradients (PG): partials [n][2][F] of the F
- * features (channels, at parameter offset f * pstride), sets of `groups`
- * each n, a channel a run of `run` items. */
-struct nm_cluster_grads {
-    double *partial;
-    int64_t F, groups, run, pstride;
-};
-
-#if UDNN_GPU_CLUSTERS
-template <class T, class I, int THREADS, bool PG>
-__global__ void __launch_bounds__(THREADS, 1024 / THREADS)
-    nm_bwd_cluster(nm_bwd_args<T> a, nm_cluster_grads g)
-{
-    typedef typename nm_wide<T>::W W;
-    typedef typename io<T>::C C;
-    constexpr int V = 16 / (int)sizeof(T);
-    typedef udnn_gpu_pack<T, V> R;
-    extern __shared__ uint4 nm_cluster_held[];
-    __shared__ W red[THREADS / 16];
-    __shared__ double part[2];
-    __shared__ W mg[2];
-    const nm_cluster_part p = nm_cluster_part_of<I>(a);
-    const int64_t lo = p.lo, (&so)[NM_SLOTS] = p.so;
-    const int n = p.n;
-    R *held = (R *)nm_cluster_held;
-    const nm_bwd_set<W> st = nm_bwd_set_of<T>(a, so);
-    const typename udnn_gpu_param<T>::P *scale = a.scale + so[N_P];
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        int64_t o[4];
-        nm_elem<I, 4, V>(a.inner, (I)(lo + i), o);
-        udnnGpuCopyAsync16(held + i, a.x + so[N_X] + o[N_X]);
-        udnnGpuCopyAsync16(held + a.chunk + i, a.dy + so[N_DY] + o[N_DY]);
-    }
-    udnnGpuCopyAsyncWait();
-    if constexpr (PG) {
-        /* a channel's items are other threads' copies */
-        __shared__ double dred[THREADS / 16];
-        __syncthreads();
-        const double mv = (double)a.mean[so[N_ST]], iv = (double)a.inv[so[N_ST]];
-        const int64_t split = (blockIdx.x / a.chunks) / g.groups;
-        for (int64_t b = 0; b < n; b += g.run) {
-            double ds = 0.0, db = 0.0;
-            for (int64_t i = b + threadIdx.x; i < b + g.run; i += blockDim.x) {
-                const R xv = held[i], gv = held[a.chunk + i];
-                for (int k = 0; k < V; k++) {
-                    const double dy = (double)udnn_gpu_pack_ld(gv, k);
-                    ds += nm_dscale_term(dy, (double)udnn_gpu_pack_ld(xv, k), mv, iv);
-                    db += dy;
-                }
-            }
-            ds = udnn_gpu_block_sum(ds, dred);
-            db = udnn_gpu_block_sum(db, dred);
-            if (threadIdx.x != 0) continue;
-            int64_t o[4];
-            nm_elem<I, 4, V>(a.inner, (I)(lo + b), o);
-            const int64_t f = (so[N_P] + o[N_P]) / g.pstride;
-            g.partial[2 * split * g.F + f] = ds;
-            g.partial[(2 * split + 1) * g.F + f] = db;
-        }
-    }
-    /* each thread reads back only the items it copied */
-    W sg = W(0), sgx = W(0);
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        int64_t o[4];
-        nm_elem<I, 4, V>(a.inner, (I)(lo + i), o);
-        const R xv = held[i], gv = held[a.chunk + i];
-        for (int k = 0; k < V; k++) {
-            const W g = nm_bwd_g((W)udnn_gpu_pack_ld(gv, k), scale, o[N_P] + k * a.pstep);
-            sg += g;
-            sgx += g * nm_bwd_xhat((W)udnn_gpu_pack_ld(xv, k), st);
-        }
-    }
-    sg = udnn_gpu_block_sum(sg, red);
-    sgx = udnn_gpu_block_sum(sgx, red);
-    double q1, q2;
-    nm_cluster_join(part, (double)sg, (double)sgx, (unsigned)a.chunks, q1, q2);
-    if (threadIdx.x == 0) {
-        const double size = (double)a.size;
-        mg[0] = a.rms ? W(0) : (W)(q1 / size);
-        mg[1] = (W)(q2 / size);
-    }
-    __syncthreads();
-    udnnGpuClusterArrive(); /* this block is done with the others' partials */
-    const W mean_g = mg[0], mean_gx = mg[1];
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        int64_t o[4];
-        nm_elem<I, 4, V>(a.inner, (I)(lo + i), o);
-        const R xv = held[i], gv = held[a.chunk + i];
-        C d[V];
-        for (int k = 0; k < V; k++) {
-            const W xhat = nm_bwd_xhat((W)udnn_gpu_pack_ld(xv, k), st);
-            const W g = nm_bwd_g((W)udnn_gpu_pack_ld(gv, k), scale, o[N_P] + k * a.pstep);
-            d[k] = (C)nm_bwd_dx(g, xhat, st.inv, mean_g, mean_gx);
-        }
-        nm_store<T, V>(a.dx + so[N_OUT], o[N_OUT], d);
-    }
-    udnnGpuClusterWait(); /* the others are done with this block's partials */
-}
-#endif
-
 /* The few long sets' backward of 16-bit types with its parameter
  * gradients in the same read, where every set has the same parameters and
  * each element of a set its own (layer and RMS norm over all of a set's
@@ -1138,12 +912,9 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS)
  * int64_t index's form spills 76 bytes): 1493 / 1507. Terms in float
  * instead of double, a yardstick that fails nm_grad's cancelling sums,
  * took 1654 / 1617.
- * NM_FUSED_ALL (a candidate, off until measured): 4- and 8-byte types
- * too, since their loss was measured built for 2 blocks (f32's 784 blocks
- * at 64 sets in three waves; for 3, two). */
-#ifndef NM_FUSED_ALL
-#define NM_FUSED_ALL 0
-#endif
+ * 4- and 8-byte types keep the three kernels built for 3 blocks too:
+ * f32 64 sets 1610 / 1619 against 1598 / 1596 (level), f64 32 sets
+ * 1413 / 1385 against 1652 / 1645. */
 
 template <class T> struct nm_fused {
     typedef typename udnn_gpu_param<T>::P P;
@@ -1372,114 +1143,6 @@ static bool nm_set_flow_launch(const udnn_gpu_context *c, const nm_fwd_args<T> &
     return true;
 }
 
-#if UDNN_GPU_CLUSTERS
-/* The cluster kernel of a's direction, built for THREADS threads a block
- * (PG: nm_bwd_cluster's). */
-template <class T, class I, int THREADS, bool PG>
-static auto nm_cluster_kernel(const nm_fwd_args<T> &)
-{
-    return nm_fwd_cluster<T, I, THREADS>;
-}
-template <class T, class I, int THREADS, bool PG>
-static auto nm_cluster_kernel(const nm_bwd_args<T> &)
-{
-    return nm_bwd_cluster<T, I, THREADS, PG>;
-}
-
-/* nm_fwd_cluster or nm_bwd_cluster (by A) at one block shape for a's
- * vectorized sets, `unit` bytes of shared memory an item, a block's share
- * whole runs of `run` items, the kernel's arguments a and `more`; false,
- * launching nothing, where a set does not fit 16 blocks' shares or the
- * device runs no such cluster (`fits`: the call site's answer). */
-template <class T, class I, int THREADS, bool PG, class A, class... M>
-static bool nm_cluster_launch(const udnn_gpu_context *c, A a, size_t unit, int64_t run,
-                              udnn_gpu_cache *fits, M... more)
-{
-    constexpr size_t share = NM_CLUSTER_SHARE(THREADS);
-    const auto kernel = nm_cluster_kernel<T, I, THREADS, PG>(a);
-    unsigned cs = 0;
-    int64_t runs = 0;
-    if (!udnn_gpu_cluster_split(a.inner.size / run, unit * run, share, NM_CLUSTER_MAX, &cs,
-                                &runs) ||
-        a.nsets * cs >= ((int64_t)1 << 31) ||
-        !udnn_gpu_cluster_fits(c, kernel, THREADS, share, NM_CLUSTER_MAX, fits))
-        return false;
-    a.chunks = cs;
-    a.chunk = runs * run;
-    if (udnnGpuLaunchClusters(kernel, (unsigned)(a.nsets * cs),
-                              udnn_gpu_whole_warps(a.chunk, THREADS), (size_t)a.chunk * unit,
-                              c->stream, cs, a, more...) != udnnGpuSuccess) {
-        udnnGpuGetLastError(); /* the split kernels instead */
-        return false;
-    }
-    return true;
-}
-
-/* The cluster kernel for a's vectorized sets: in blocks of 256 threads
- * (four a multiprocessor) where a set takes more than one block of 512,
- * else of 512; false, launching nothing, where neither fits. */
-template <class T, class I, bool PG = false, class A, class... M>
-static bool nm_cluster_run(const udnn_gpu_context *c, const A &a, size_t unit, int64_t run,
-                           M... more)
-{
-    static udnn_gpu_cache fits256, fits512;
-    if ((size_t)a.inner.size * unit > NM_CLUSTER_SHARE(512) &&
-        nm_cluster_launch<T, I, 256, PG>(c, a, unit, run, &fits256, more...))
-        return true;
-    return nm_cluster_launch<T, I, 512, PG>(c, a, unit, run, &fits512, more...);
-}
-
-/* nm_bwd_cluster with its parameter gradients (PG) for group norm's
- * vectorized sets whose channels are runs of items with one parameter,
- * then nm_grad_finish over the n; false, launching nothing, where the
- * layout or the scratch does not allow it, or no cluster fits. */
-template <class T, class I>
-static bool nm_bwd_cluster_grads(const udnn_gpu_context *c, const nm_bwd_args<T> &a,
-                                 const nm_geom &g, const udnn_norm_problem *p, udnnStatus_t *st)
-{
-    typedef typename udnn_gpu_param<T>::P P;
-    if (p->groups <= 0 || a.pstep != 0 || a.inner.nd != 2 || a.inner.st[N_P][1] != 0 ||
-        g.feat.nd != 1 || g.feat.st[N_P][0] == 0)
-        return false;
-    /* set s is group s % groups of n = s / groups: n's dim (no parameter
-     * stride) outside the groups' */
-    const int64_t n = a.nsets / p->groups;
-    const nm_space &ss = a.sets;
-    const bool n_major = ss.nd == 0 || (ss.nd == 1 && (ss.st[N_P][0] == 0) == (p->groups == 1)) ||
-                         (ss.nd == 2 && ss.st[N_P][0] == 0 && ss.dim[1] == p->groups);
-    if (!n_major || (size_t)(2 * n * g.feat.size) * sizeof(double) > c->scratch_bytes)
-        return false;
-    nm_cluster_grads cg;
-    cg.partial = (double *)c->scratch;
-    cg.F = g.feat.size;
-    cg.groups = p->groups;
-    cg.run = a.inner.dim[1];
-    cg.pstride = g.feat.st[N_P][0];
-    if (!nm_cluster_run<T, I, true>(c, a, 32, cg.run, cg)) return false;
-    nm_grad_args<T> f;
-    memset(&f, 0, sizeof f);
-    f.feat = g.feat;
-    f.F = cg.F;
-    f.partial = cg.partial;
-    f.dscale = (P *)p->dscale_ptr;
-    f.dbias = (P *)p->dbias_ptr;
-    *st = nm_grad_finish_launch<T>(c, f, n);
-    return true;
-}
-#else
-template <class T, class I, bool PG = false, class A, class... M>
-static bool nm_cluster_run(const udnn_gpu_context *, const A &, size_t, int64_t, M...)
-{
-    return false;
-}
-template <class T, class I>
-static bool nm_bwd_cluster_grads(const udnn_gpu_context *, const nm_bwd_args<T> &,
-                                 const nm_geom &, const udnn_norm_problem *, udnnStatus_t *)
-{
-    return false;
-}
-#endif
-
 /* nm_bwd_fused, then nm_bwd_sets over its joined sums, for a's sets (r
  * their grid, g their geometry); false, launching nothing, unless each
  * element of a set has its own parameters (as many as a set's elements),
@@ -1581,8 +1244,6 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
             constexpr int V = decltype(v)::value;
             unsigned sb = 0;
             const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
-            if constexpr (NM_FWD_CLUSTER && V == 16 / (int)sizeof(T))
-                if (nm_cluster_run<T, I>(c, a, 16, 1)) return;
             if constexpr (sizeof(T) >= 4)
                 if (r.ranges > 0 && nm_set_flow_launch<T, I, V>(c, a, r, sb)) return;
             nm_fwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
@@ -1628,14 +1289,10 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
             constexpr int V = decltype(v)::value;
             unsigned sb = 0;
             const nm_set_grid r = nm_set_grid_of<T>(c, a, &sb);
-            if constexpr (sizeof(T) == 2 || NM_FUSED_ALL)
+            if constexpr (sizeof(T) == 2)
                 if (r.ranges > 0 && nm_bwd_fused_launch<T, I, V>(c, a, r, sb, g, p)) return;
-            if constexpr (NM_BWD_CLUSTER && V == 16 / (int)sizeof(T))
-                if (nm_bwd_cluster_grads<T, I>(c, a, g, p, &grads)) return;
             grads = nm_param_grads<T>(c, p, &g);
             if (grads != UDNN_STATUS_SUCCESS) return;
-            if constexpr (NM_BWD_CLUSTER && V == 16 / (int)sizeof(T))
-                if (nm_cluster_run<T, I>(c, a, 32, 1, nm_cluster_grads{})) return;
             nm_bwd_part<T, I, V><<<blocks, NM_MAX_TEAM, 0, c->stream>>>(a);
             if (r.ranges > 0)
                 nm_bwd_sets<T, I, V><<<sb, NM_SET_THREADS, 0, c->stream>>>(a, r);
