@@ -31,7 +31,19 @@
  * the H200 (f16 2165 / 2188 against 2173 / 2194 at 64 registers: the
  * dscale and dbias sums in shared memory, xhat and g taken again for dx),
  * nor did loading the next rows ahead (1703 / 1727): PERF.md, twentieth
- * session. */
+ * session. Nor did more rows in flight without registers (twenty-third
+ * session): 16-bit rows of 32 to 512 vectors, a thread one vector of x
+ * and dy a row, copied asynchronously by each thread into its own slots of
+ * a ring of 4 rows in shared memory, 3 rows ahead of the one it computes
+ * (its statistics likewise), no barrier but the row's sums. H200, GB/s,
+ * two passes, these kernels against the ring with double dscale and
+ * dbias terms, and with float partials over 4 rows: f16 65536 x 1024
+ * 2209 / 2187 against 1931 / 1912 and 2014 / 2040; f16 262144 x 256 2656
+ * / 2639 against 1989 / 1971 and 2178 / 2197; RMS f16 131072 x 512 2275
+ * / 2279 against 2009 / 2026 and 2225 / 2191; f16 16384 x 4096 1824 /
+ * 1838 against 1652 / 1664 and 1709 / 1712 (8 rows: 1374 / 1368, one
+ * block a multiprocessor). The bytes in flight are not what holds these
+ * rows back; each row's own work and its barrier are. */
 #ifndef NM_FW_MIN_LEN
 #define NM_FW_MIN_LEN 256
 #endif
