@@ -163,7 +163,4 @@ template <class T>
 int nm_backward_rows(const udnn_gpu_context *c, const udnn_norm_problem *p, const nm_geom *g,
                      udnnStatus_t *st);
 
-/* X(T) for each data type the norms run, for the files' instantiations */
-#define NM_TYPES(X) X(float) X(double) X(udnnGpuHalf) X(udnnGpuBf16)
-
 #endif

@@ -228,4 +228,4 @@ udnnStatus_t nm_param_grads(const udnn_gpu_context *c, const udnn_norm_problem *
                                             const nm_geom *);                                      \
     template udnnStatus_t nm_grad_finish_launch<T>(const udnn_gpu_context *,                       \
                                                    const nm_grad_args<T> &, int64_t);
-NM_TYPES(NM_GRAD_TYPE)
+UDNN_GPU_FLOAT_TYPES(NM_GRAD_TYPE)

@@ -672,4 +672,4 @@ int nm_backward_rows(const udnn_gpu_context *c, const udnn_norm_problem *p,
                                     const nm_geom *, udnnStatus_t *);                              \
     template int nm_backward_rows<T>(const udnn_gpu_context *, const udnn_norm_problem *,          \
                                      const nm_geom *, udnnStatus_t *);
-NM_TYPES(NM_ROWS_TYPE)
+UDNN_GPU_FLOAT_TYPES(NM_ROWS_TYPE)
