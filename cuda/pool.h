@@ -1,7 +1,9 @@
-/* pool.h - what the pooling sources share (pool.cu, and pool_tile.cu's
- * one-pass max backward): the problem as the kernels take it, the split
- * of a fast path's walk index, the max's rules for ties, NaNs and padding,
- * and the host's walk and packing tests. */
+/* pool.h - what the pooling sources share (pool.cu: the general kernels
+ * and the choice; pool_fast.cu: the fast paths; pool_tile.cu: the one-pass
+ * max backward): the problem as the kernels take it, the split of a fast
+ * path's walk index, the max's rules for ties, NaNs and padding, the
+ * outputs covering an input, the host's walk and packing tests, and the
+ * functions each file gives the others. */
 #ifndef UDNN_CUDA_POOL_H
 #define UDNN_CUDA_POOL_H
 
@@ -45,6 +47,9 @@ __host__ __device__ constexpr int pool_ceil_div(int a, int b)
 
 /* What a fast kernel computes per window. */
 enum { POOL_AVG, POOL_MAX, POOL_ARG };
+
+/* How the backward finds a window's share for a dx element. */
+enum { POOL_BWD_AVG, POOL_BWD_ARGMAX, POOL_BWD_SCAN };
 
 /* Walk index i split innermost first (t[0..3]) with the rest in t[4]. The
  * divisions are multiply-highs (Granlund and Montgomery, fig. 4.1): in 32
@@ -208,6 +213,26 @@ static inline void pool_walk(pool_args &a, int64_t d0, int64_t d1, int64_t d2, i
         a.count *= dims[k];
     }
 }
+
+/* The outputs along dim k whose windows contain input i: [lo, hi). */
+__device__ __forceinline__ void pool_covering(const pool_args &a, int k, int i, int &lo, int &hi)
+{
+    const int first = i + a.pad[k] - a.win[k] + 1;
+    lo = first <= 0 ? 0 : (int)udnn_gpu_div32_q(a.str_div[k], (uint32_t)(first + a.str[k] - 1));
+    hi = (int)udnn_gpu_div32_q(a.str_div[k], (uint32_t)(i + a.pad[k])) + 1;
+    if (hi > a.out[k]) hi = a.out[k];
+}
+
+/* pool_fast.cu: the forward (a = pool_args_of for y) and the backward (a
+ * = pool_args_of for dx with dy's and dx's strides) on a fast path: 1 when
+ * one took the problem and launched (the backward's launch status in
+ * *st), else 0 with nothing launched. */
+template <class T>
+int pool_fwd_fast(const udnn_gpu_context *c, const udnn_pool_problem *p, int c_last,
+                  const pool_args &a);
+template <class T>
+int pool_bwd_fast(const udnn_gpu_context *c, const udnn_pool_problem *p, int c_last,
+                  const pool_args &a, udnnStatus_t *st);
 
 /* The max backward of 3x3 windows 2 apart, padded alike by 0 or 1, on
  * rows (pool_tile.cu; a: pool_args_of for dx with dy's and dx's strides):
