@@ -912,9 +912,9 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 2)
  * int64_t index's form spills 76 bytes): 1493 / 1507. Terms in float
  * instead of double, a yardstick that fails nm_grad's cancelling sums,
  * took 1654 / 1617.
- * 4- and 8-byte types keep the three kernels built for 3 blocks too:
- * f32 64 sets 1610 / 1619 against 1598 / 1596 (level), f64 32 sets
- * 1413 / 1385 against 1652 / 1645. */
+ * At 3 blocks for 4- and 8-byte types too: f32 64 sets 1610 / 1619
+ * against the three kernels' 1598 / 1596 (level), f64 32 sets 1413 /
+ * 1385 against 1652 / 1645; they keep the three kernels. */
 
 template <class T> struct nm_fused {
     typedef typename udnn_gpu_param<T>::P P;
