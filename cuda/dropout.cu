@@ -184,7 +184,8 @@ __global__ void drop_rowmajor(int64_t count, const T *in, T *out, drop_args a, b
         } else {
             const int n = count - i0 < N ? (int)(count - i0) : N;
             const unsigned bits = drop_chunk_bits<FWD, N>(s, a, i0, n, false);
-            for (int k = 0; k < n; k++) out[i0 + k] = drop_value(in[i0 + k], bits >> k & 1u, a.scale);
+            for (int k = 0; k < n; k++)
+                out[i0 + k] = drop_value(in[i0 + k], bits >> k & 1u, a.scale);
         }
     }
 }
@@ -342,7 +343,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
             const int cc = e / quads, rr = e % quads * 4;
             if (rr >= tr) continue;
             const unsigned bits = drop_cl_bits<FWD>(sh, s, a, o, c0 + cc, r0 + rr);
-            for (int k = 0; k < 4; k++) mask[(rr + k) * sh.pitch + cc] = (unsigned char)(bits >> k & 1u);
+            for (int k = 0; k < 4; k++)
+                mask[(rr + k) * sh.pitch + cc] = (unsigned char)(bits >> k & 1u);
         }
         __syncthreads();
 

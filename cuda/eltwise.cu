@@ -129,7 +129,8 @@ static int act_fwd_applicable(const void *problem, const char **why)
 static int act_bwd_applicable(const void *problem, const char **why)
 {
     const udnn_act_problem *p = (const udnn_act_problem *)problem;
-    if (!udnn_gpu_float_type(p->x.dtype) || p->dy.dtype != p->x.dtype || p->dx.dtype != p->x.dtype) {
+    if (!udnn_gpu_float_type(p->x.dtype) || p->dy.dtype != p->x.dtype ||
+        p->dx.dtype != p->x.dtype) {
         *why = "the GPU activation takes FLOAT, DOUBLE, HALF and BFLOAT16, x, dy and dx alike";
         return 0;
     }

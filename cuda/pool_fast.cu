@@ -295,7 +295,8 @@ POOL_FAST pool_row_gather_kernel(pool_args a, const T *__restrict__ dy,
                 if (oh >= ohhi) continue;
                 const T *dyr = dyb + od * a.ys[2] + oh * a.ys[3];
                 const uint8_t *ar = arg + ((plane + od) * a.out[1] + oh) * pitch;
-                const int dpos = d - (od * a.str[0] - a.pad[0]), hpos = h - (oh * a.str[1] - a.pad[1]);
+                const int dpos = d - (od * a.str[0] - a.pad[0]),
+                          hpos = h - (oh * a.str[1] - a.pad[1]);
                 const int relbase = (dpos * a.win[1] + hpos) * KW;
                 int dhcount = 0;
                 if (HOW == POOL_BWD_AVG) {
@@ -404,7 +405,8 @@ pool_row_cell_kernel(pool_args a, const T *__restrict__ x, const T *__restrict__
                 }
             }
 #pragma unroll
-            for (int j = 0; j < V; j++) m[j].at = pool_mx_at(m[j], ((dlo - d0) * a.win[1] + (hlo - h0)) * 2);
+            for (int j = 0; j < V; j++)
+                m[j].at = pool_mx_at(m[j], ((dlo - d0) * a.win[1] + (hlo - h0)) * 2);
         }
         /* each window's dy, divided for average; 0 past the last output */
         C g[V];
@@ -565,8 +567,9 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
 #pragma unroll
                 for (int j = 0; j < P; j++) {
                     /* the window's plane in row-major order */
-                    const C v[4] = {io<T>::ld(buf[rr][0].v[2 * j]), io<T>::ld(buf[rr][0].v[2 * j + 1]),
-                                    io<T>::ld(buf[rr][1].v[2 * j]), io<T>::ld(buf[rr][1].v[2 * j + 1])};
+                    const C v[4] = {
+                        io<T>::ld(buf[rr][0].v[2 * j]), io<T>::ld(buf[rr][0].v[2 * j + 1]),
+                        io<T>::ld(buf[rr][1].v[2 * j]), io<T>::ld(buf[rr][1].v[2 * j + 1])};
                     if (MODE == POOL_AVG) {
 #pragma unroll
                         for (int k = 0; k < 4; k++) m[rr][j] += v[k];
@@ -765,7 +768,8 @@ POOL_FAST pool_chan_gather_kernel(pool_args a, const T *__restrict__ dy,
                                     w - (ow * a.str[2] - a.pad[2]);
 #pragma unroll
                     for (int j = 0; j < V; j++)
-                        grad[j] += (int)((bytes >> (8 * j)) & 0xff) == rel ? io<T>::ld(u.v[j]) : C(0);
+                        grad[j] +=
+                            (int)((bytes >> (8 * j)) & 0xff) == rel ? io<T>::ld(u.v[j]) : C(0);
                 } else {
                     int lo0, hi0, lo1, hi1, lo2, hi2;
                     pool_span(a, 0, od, lo0, hi0);
@@ -874,7 +878,8 @@ POOL_FAST pool_cell_kernel(pool_args a, const T *__restrict__ x, const T *__rest
                     }
                 }
             }
-            const int first = ((lo[0] - start[0]) * a.win[1] + (lo[1] - start[1])) * a.win[2] + lo[2] - start[2];
+            const int first =
+                ((lo[0] - start[0]) * a.win[1] + (lo[1] - start[1])) * a.win[2] + lo[2] - start[2];
 #pragma unroll
             for (int j = 0; j < V; j++) m[j].at = pool_mx_at(m[j], first);
         }
@@ -896,7 +901,8 @@ POOL_FAST pool_cell_kernel(pool_args a, const T *__restrict__ x, const T *__rest
             for (int h = clo[1]; h < chi[1]; h++) {
                 T *row = dxb + d * a.xs2[2] + h * a.xs2[3];
                 const bool in_dh = d >= lo[0] && d < hi[0] && h >= lo[1] && h < hi[1];
-                const int rowpos = ((d - start[0]) * a.win[1] + (h - start[1])) * a.win[2] - start[2];
+                const int rowpos =
+                    ((d - start[0]) * a.win[1] + (h - start[1])) * a.win[2] - start[2];
                 for (int w = clo[2]; w < chi[2]; w++) {
                     const bool in_win = in_dh && w >= lo[2] && w < hi[2];
                     C v[V];

@@ -177,7 +177,7 @@ static __device__ __forceinline__ int64_t group_offset(const red_geom &g, uint64
     return off + (int64_t)j * g.ra[0];
 }
 
-/* ---- the ops ------------------------------------------------------------------------------------ */
+/* ---- the ops --------------------------------------------------------------------------------- */
 
 template <class M> struct rstate {
     M v;
@@ -249,7 +249,7 @@ template <int OP, class M> struct rop {
     }
 };
 
-/* ---- kernels ------------------------------------------------------------------------------------- */
+/* ---- kernels --------------------------------------------------------------------------------- */
 
 /* What a launch needs besides the geometry. Threads of a block: output
  * slot (t / os) % no, lane (t / ls) % nl (ROW: os = nl, ls = 1; COL:

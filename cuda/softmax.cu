@@ -407,7 +407,8 @@ static udnnStatus_t sm_launch_cols(const udnn_gpu_context *c, sm_cols a, const T
     if (fwd)
         sm_cols_reg_kernel<T, true, V><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(a, in0, in1, out, f);
     else
-        sm_cols_reg_kernel<T, false, V><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(a, in0, in1, out, f);
+        sm_cols_reg_kernel<T, false, V>
+            <<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(a, in0, in1, out, f);
     return udnn_gpu_launched();
 }
 

@@ -801,7 +801,8 @@ static udnnStatus_t sm_launch_rows_blocks(const udnn_gpu_context *c, sm_rows r, 
         if (fwd)
             sm_rows_block_kernel<T, true, V><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, o, f);
         else
-            sm_rows_block_kernel<T, false, V><<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, o, f);
+            sm_rows_block_kernel<T, false, V>
+                <<<grid, UDNN_GPU_BLOCK, 0, c->stream>>>(r, a, b, o, f);
         return udnn_gpu_launched();
     }
     r.chunks = (int)chunks;

@@ -223,7 +223,8 @@ template <class Ta, class Tc, class M> struct blend2 {
     __device__ __forceinline__ Tc operator()(Ta a, const Tc *old) const
     {
         const M o = beta != M(0) ? (M)io<Tc>::ld(*old) : M(0);
-        return io<Tc>::st((typename io<Tc>::C)udnn_gpu_scale_blend((M)io<Ta>::ld(a), alpha, beta, o));
+        return io<Tc>::st(
+            (typename io<Tc>::C)udnn_gpu_scale_blend((M)io<Ta>::ld(a), alpha, beta, o));
     }
 };
 
@@ -310,7 +311,8 @@ __global__ void __launch_bounds__(TILE_COLS * TILE_ROWS)
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int NR = TILE / TILE_ROWS, NC = TILE / TILE_COLS;
     for (int64_t t = blockIdx.x; t < g.tiles; t += gridDim.x) {
-        const uint64_t r = udnn_gpu_fastdiv_q(g.tiles_x, (uint64_t)t), b = udnn_gpu_fastdiv_q(g.tiles_y, r);
+        const uint64_t r = udnn_gpu_fastdiv_q(g.tiles_x, (uint64_t)t),
+                       b = udnn_gpu_fastdiv_q(g.tiles_y, r);
         const int64_t x0 = (t - (int64_t)(r * g.tiles_x.d)) * TILE;
         const int64_t y0 = (int64_t)(r - b * g.tiles_y.d) * TILE;
         int64_t oa, oc;
@@ -493,7 +495,7 @@ static udnnStatus_t transform_from(const udnn_gpu_context *c, const udnn_tensor_
 
 UDNN_GPU_TYPED_RUN(transform_run, udnn_tensor_problem, a, transform_from)
 
-/* ---- OpTensor ---------------------------------------------------------------------------------- */
+/* ---- OpTensor -------------------------------------------------------------------------------- */
 
 /* MIN and MAX with a NaN operand: NaN when propagating, else the other
  * operand (NaN only when both are), as cpu/ref does. */
@@ -598,7 +600,7 @@ static udnnStatus_t op_run(void *ctx, const void *problem, void *ws, size_t ws_b
     return st;
 }
 
-/* ---- solvers ------------------------------------------------------------------------------------ */
+/* ---- solvers --------------------------------------------------------------------------------- */
 
 static const udnn_solver add_tensor = {
     /* .name = */ "gpu_add_tensor",
