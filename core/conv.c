@@ -191,14 +191,14 @@ udnnStatus_t udnnConvolutionForward(udnnHandle_t handle, const void *alpha,
     static const char fn[] = "udnnConvolutionForward";
     char bx[UDNN_STR_DESC], bw[UDNN_STR_DESC], bc[UDNN_STR_DESC], by[UDNN_STR_DESC];
     char sa[UDNN_STR_SCALAR], sb[UDNN_STR_SCALAR];
-    UDNN_LOG_API_CALL("%s(handle=%p, alpha=%s, xDesc=%s, x=%p, wDesc=%s, w=%p, convDesc=%s, "
-                      "algo=%d, workSpace=%p, workSpaceSizeInBytes=%zu, beta=%s, yDesc=%s, y=%p)",
-                      fn, (void *)handle, udnn_scalar_str(alpha, udnn_log_scalar_type(xDesc), sa, sizeof sa),
-                      udnn_tensor_str(xDesc, bx, sizeof bx), x,
-                      udnn_filter_str(wDesc, bw, sizeof bw), w, conv_str(convDesc, bc, sizeof bc),
-                      (int)algo, workSpace, workSpaceSizeInBytes,
-                      udnn_scalar_str(beta, udnn_log_scalar_type(xDesc), sb, sizeof sb),
-                      udnn_tensor_str(yDesc, by, sizeof by), y);
+    UDNN_LOG_API_CALL(
+        "%s(handle=%p, alpha=%s, xDesc=%s, x=%p, wDesc=%s, w=%p, convDesc=%s, "
+        "algo=%d, workSpace=%p, workSpaceSizeInBytes=%zu, beta=%s, yDesc=%s, y=%p)",
+        fn, (void *)handle, udnn_scalar_str(alpha, udnn_log_scalar_type(xDesc), sa, sizeof sa),
+        udnn_tensor_str(xDesc, bx, sizeof bx), x, udnn_filter_str(wDesc, bw, sizeof bw), w,
+        conv_str(convDesc, bc, sizeof bc), (int)algo, workSpace, workSpaceSizeInBytes,
+        udnn_scalar_str(beta, udnn_log_scalar_type(xDesc), sb, sizeof sb),
+        udnn_tensor_str(yDesc, by, sizeof by), y);
     udnn_conv_problem p;
     const conv_names nm = {"xDesc", "wDesc", "yDesc"};
     UDNN_TRY(conv_problem(fn, nm, handle, xDesc, wDesc, convDesc, yDesc, &p));
@@ -258,15 +258,15 @@ udnnStatus_t udnnConvolutionBackwardFilter(udnnHandle_t handle, const void *alph
     static const char fn[] = "udnnConvolutionBackwardFilter";
     char bx[UDNN_STR_DESC], bdy[UDNN_STR_DESC], bc[UDNN_STR_DESC], bdw[UDNN_STR_DESC];
     char sa[UDNN_STR_SCALAR], sb[UDNN_STR_SCALAR];
-    UDNN_LOG_API_CALL("%s(handle=%p, alpha=%s, xDesc=%s, x=%p, dyDesc=%s, dy=%p, convDesc=%s, "
-                      "algo=%d, workSpace=%p, workSpaceSizeInBytes=%zu, beta=%s, dwDesc=%s, "
-                      "dw=%p)",
-                      fn, (void *)handle, udnn_scalar_str(alpha, udnn_log_scalar_type(xDesc), sa, sizeof sa),
-                      udnn_tensor_str(xDesc, bx, sizeof bx), x,
-                      udnn_tensor_str(dyDesc, bdy, sizeof bdy), dy,
-                      conv_str(convDesc, bc, sizeof bc), (int)algo, workSpace, workSpaceSizeInBytes,
-                      udnn_scalar_str(beta, udnn_log_scalar_type(xDesc), sb, sizeof sb),
-                      udnn_filter_str(dwDesc, bdw, sizeof bdw), dw);
+    UDNN_LOG_API_CALL(
+        "%s(handle=%p, alpha=%s, xDesc=%s, x=%p, dyDesc=%s, dy=%p, convDesc=%s, "
+        "algo=%d, workSpace=%p, workSpaceSizeInBytes=%zu, beta=%s, dwDesc=%s, "
+        "dw=%p)",
+        fn, (void *)handle, udnn_scalar_str(alpha, udnn_log_scalar_type(xDesc), sa, sizeof sa),
+        udnn_tensor_str(xDesc, bx, sizeof bx), x, udnn_tensor_str(dyDesc, bdy, sizeof bdy), dy,
+        conv_str(convDesc, bc, sizeof bc), (int)algo, workSpace, workSpaceSizeInBytes,
+        udnn_scalar_str(beta, udnn_log_scalar_type(xDesc), sb, sizeof sb),
+        udnn_filter_str(dwDesc, bdw, sizeof bdw), dw);
     udnn_conv_problem p;
     const conv_names nm = {"xDesc", "dwDesc", "dyDesc"};
     UDNN_TRY(conv_problem(fn, nm, handle, xDesc, dwDesc, convDesc, dyDesc, &p));
@@ -311,7 +311,8 @@ udnnStatus_t udnnConvolutionBackwardBias(udnnHandle_t handle, const void *alpha,
     static const char fn[] = "udnnConvolutionBackwardBias";
     char bdy[UDNN_STR_DESC], bdb[UDNN_STR_DESC], sa[UDNN_STR_SCALAR], sb[UDNN_STR_SCALAR];
     UDNN_LOG_API_CALL("%s(handle=%p, alpha=%s, dyDesc=%s, dy=%p, beta=%s, dbDesc=%s, db=%p)", fn,
-                      (void *)handle, udnn_scalar_str(alpha, udnn_log_scalar_type(dyDesc), sa, sizeof sa),
+                      (void *)handle,
+                      udnn_scalar_str(alpha, udnn_log_scalar_type(dyDesc), sa, sizeof sa),
                       udnn_tensor_str(dyDesc, bdy, sizeof bdy), dy,
                       udnn_scalar_str(beta, udnn_log_scalar_type(dyDesc), sb, sizeof sb),
                       udnn_tensor_str(dbDesc, bdb, sizeof bdb), db);

@@ -31,9 +31,9 @@ static udnnStatus_t check_side(const char *fn, const char *arg, const udnnTensor
 {
     udnnDataType_t type = side_type_of(x->dtype);
     if (d->dtype != type)
-        return udnn_fail(UDNN_STATUS_BAD_PARAM, "%s: %s has data type %s; for %s data it must be %s",
-                         fn, arg, udnn_dtype_name(d->dtype), udnn_dtype_name(x->dtype),
-                         udnn_dtype_name(type));
+        return udnn_fail(
+            UDNN_STATUS_BAD_PARAM, "%s: %s has data type %s; for %s data it must be %s", fn, arg,
+            udnn_dtype_name(d->dtype), udnn_dtype_name(x->dtype), udnn_dtype_name(type));
     if (d->nb_dims != x->nb_dims)
         return udnn_fail(UDNN_STATUS_BAD_PARAM, "%s: %s has %d dimensions; it must have xDesc's %d",
                          fn, arg, d->nb_dims, x->nb_dims);

@@ -157,7 +157,8 @@ udnnStatus_t udnnSetTensor4dDescriptor(udnnTensorDescriptor_t tensorDesc,
                                        int n, int c, int h, int w)
 {
     static const char fn[] = "udnnSetTensor4dDescriptor";
-    UDNN_LOG_API_CALL("%s(tensorDesc=%p, format=%d, dataType=%s, n=%d, c=%d, h=%d, w=%d)", fn, (void *)tensorDesc, (int)format, udnn_dtype_name(dataType), n, c, h, w);
+    UDNN_LOG_API_CALL("%s(tensorDesc=%p, format=%d, dataType=%s, n=%d, c=%d, h=%d, w=%d)", fn,
+                      (void *)tensorDesc, (int)format, udnn_dtype_name(dataType), n, c, h, w);
     UDNN_TRY(udnn_check_ptr(fn, "tensorDesc", tensorDesc));
     const int dims[4] = {n, c, h, w};
     static const char *const names[4] = {"n", "c", "h", "w"};
@@ -173,7 +174,10 @@ udnnStatus_t udnnSetTensor4dDescriptorEx(udnnTensorDescriptor_t tensorDesc,
                                          int nStride, int cStride, int hStride, int wStride)
 {
     static const char fn[] = "udnnSetTensor4dDescriptorEx";
-    UDNN_LOG_API_CALL("%s(tensorDesc=%p, dataType=%s, n=%d, c=%d, h=%d, w=%d, nStride=%d, cStride=%d, hStride=%d, wStride=%d)", fn, (void *)tensorDesc, udnn_dtype_name(dataType), n, c, h, w, nStride, cStride, hStride, wStride);
+    UDNN_LOG_API_CALL("%s(tensorDesc=%p, dataType=%s, n=%d, c=%d, h=%d, w=%d, nStride=%d, "
+                      "cStride=%d, hStride=%d, wStride=%d)",
+                      fn, (void *)tensorDesc, udnn_dtype_name(dataType), n, c, h, w, nStride,
+                      cStride, hStride, wStride);
     UDNN_TRY(udnn_check_ptr(fn, "tensorDesc", tensorDesc));
     const int dims[4] = {n, c, h, w};
     const int64_t strides[4] = {nStride, cStride, hStride, wStride};
@@ -215,7 +219,8 @@ udnnStatus_t udnnSetTensorNdDescriptor(udnnTensorDescriptor_t tensorDesc,
                                        const int strideA[])
 {
     static const char fn[] = "udnnSetTensorNdDescriptor";
-    UDNN_LOG_API_CALL("%s(tensorDesc=%p, dataType=%s, nbDims=%d)", fn, (void *)tensorDesc, udnn_dtype_name(dataType), nbDims);
+    UDNN_LOG_API_CALL("%s(tensorDesc=%p, dataType=%s, nbDims=%d)", fn, (void *)tensorDesc,
+                      udnn_dtype_name(dataType), nbDims);
     UDNN_TRY(udnn_check_ptr(fn, "tensorDesc", tensorDesc));
     UDNN_TRY(check_nb_dims(fn, nbDims, 2));
     UDNN_TRY(udnn_check_ptr(fn, "dimA", dimA));
@@ -230,7 +235,8 @@ udnnStatus_t udnnSetTensorNdDescriptorEx(udnnTensorDescriptor_t tensorDesc,
                                          int nbDims, const int dimA[])
 {
     static const char fn[] = "udnnSetTensorNdDescriptorEx";
-    UDNN_LOG_API_CALL("%s(tensorDesc=%p, format=%d, dataType=%s, nbDims=%d)", fn, (void *)tensorDesc, (int)format, udnn_dtype_name(dataType), nbDims);
+    UDNN_LOG_API_CALL("%s(tensorDesc=%p, format=%d, dataType=%s, nbDims=%d)", fn,
+                      (void *)tensorDesc, (int)format, udnn_dtype_name(dataType), nbDims);
     UDNN_TRY(udnn_check_ptr(fn, "tensorDesc", tensorDesc));
     UDNN_TRY(check_nb_dims(fn, nbDims, 2));
     UDNN_TRY(udnn_check_ptr(fn, "dimA", dimA));
@@ -245,7 +251,8 @@ udnnStatus_t udnnGetTensorNdDescriptor(const udnnTensorDescriptor_t tensorDesc,
                                        int *nbDims, int dimA[], int strideA[])
 {
     static const char fn[] = "udnnGetTensorNdDescriptor";
-    UDNN_LOG_API_CALL("%s(tensorDesc=%p, nbDimsRequested=%d)", fn, (void *)tensorDesc, nbDimsRequested);
+    UDNN_LOG_API_CALL("%s(tensorDesc=%p, nbDimsRequested=%d)", fn, (void *)tensorDesc,
+                      nbDimsRequested);
     UDNN_TRY(udnn_check_tensor(fn, "tensorDesc", tensorDesc));
     if (nbDimsRequested < 0)
         return udnn_fail(UDNN_STATUS_BAD_PARAM, "%s: nbDimsRequested is %d; it must be >= 0", fn,
@@ -324,7 +331,8 @@ udnnStatus_t udnnSetFilter4dDescriptor(udnnFilterDescriptor_t filterDesc,
                                        int c, int h, int w)
 {
     static const char fn[] = "udnnSetFilter4dDescriptor";
-    UDNN_LOG_API_CALL("%s(filterDesc=%p, dataType=%s, format=%d, k=%d, c=%d, h=%d, w=%d)", fn, (void *)filterDesc, udnn_dtype_name(dataType), (int)format, k, c, h, w);
+    UDNN_LOG_API_CALL("%s(filterDesc=%p, dataType=%s, format=%d, k=%d, c=%d, h=%d, w=%d)", fn,
+                      (void *)filterDesc, udnn_dtype_name(dataType), (int)format, k, c, h, w);
     UDNN_TRY(udnn_check_ptr(fn, "filterDesc", filterDesc));
     const int dims[4] = {k, c, h, w};
     static const char *const names[4] = {"k", "c", "h", "w"};
@@ -358,7 +366,8 @@ udnnStatus_t udnnSetFilterNdDescriptor(udnnFilterDescriptor_t filterDesc,
                                        int nbDims, const int filterDimA[])
 {
     static const char fn[] = "udnnSetFilterNdDescriptor";
-    UDNN_LOG_API_CALL("%s(filterDesc=%p, dataType=%s, format=%d, nbDims=%d)", fn, (void *)filterDesc, udnn_dtype_name(dataType), (int)format, nbDims);
+    UDNN_LOG_API_CALL("%s(filterDesc=%p, dataType=%s, format=%d, nbDims=%d)", fn,
+                      (void *)filterDesc, udnn_dtype_name(dataType), (int)format, nbDims);
     UDNN_TRY(udnn_check_ptr(fn, "filterDesc", filterDesc));
     UDNN_TRY(check_nb_dims(fn, nbDims, 3));
     UDNN_TRY(udnn_check_ptr(fn, "filterDimA", filterDimA));
@@ -371,7 +380,8 @@ udnnStatus_t udnnGetFilterNdDescriptor(const udnnFilterDescriptor_t filterDesc,
                                        int filterDimA[])
 {
     static const char fn[] = "udnnGetFilterNdDescriptor";
-    UDNN_LOG_API_CALL("%s(filterDesc=%p, nbDimsRequested=%d)", fn, (void *)filterDesc, nbDimsRequested);
+    UDNN_LOG_API_CALL("%s(filterDesc=%p, nbDimsRequested=%d)", fn, (void *)filterDesc,
+                      nbDimsRequested);
     UDNN_TRY(udnn_check_filter(fn, "filterDesc", filterDesc));
     if (nbDimsRequested < 0)
         return udnn_fail(UDNN_STATUS_BAD_PARAM, "%s: nbDimsRequested is %d; it must be >= 0", fn,

@@ -109,7 +109,8 @@ udnnStatus_t udnnAddTensor(udnnHandle_t handle, const void *alpha,
     char abuf[UDNN_STR_DESC], cbuf[UDNN_STR_DESC];
     char sa[UDNN_STR_SCALAR], sb[UDNN_STR_SCALAR];
     UDNN_LOG_API_CALL("%s(handle=%p, alpha=%s, aDesc=%s, A=%p, beta=%s, cDesc=%s, C=%p)", fn,
-                      (void *)handle, udnn_scalar_str(alpha, udnn_log_scalar_type(cDesc), sa, sizeof sa),
+                      (void *)handle,
+                      udnn_scalar_str(alpha, udnn_log_scalar_type(cDesc), sa, sizeof sa),
                       udnn_tensor_str(aDesc, abuf, sizeof abuf), A,
                       udnn_scalar_str(beta, udnn_log_scalar_type(cDesc), sb, sizeof sb),
                       udnn_tensor_str(cDesc, cbuf, sizeof cbuf), C);
@@ -144,7 +145,8 @@ udnnStatus_t udnnTransformTensor(udnnHandle_t handle, const void *alpha,
     char xbuf[UDNN_STR_DESC], ybuf[UDNN_STR_DESC];
     char sa[UDNN_STR_SCALAR], sb[UDNN_STR_SCALAR];
     UDNN_LOG_API_CALL("%s(handle=%p, alpha=%s, xDesc=%s, x=%p, beta=%s, yDesc=%s, y=%p)", fn,
-                      (void *)handle, udnn_scalar_str(alpha, udnn_log_scalar_type(yDesc), sa, sizeof sa),
+                      (void *)handle,
+                      udnn_scalar_str(alpha, udnn_log_scalar_type(yDesc), sa, sizeof sa),
                       udnn_tensor_str(xDesc, xbuf, sizeof xbuf), x,
                       udnn_scalar_str(beta, udnn_log_scalar_type(yDesc), sb, sizeof sb),
                       udnn_tensor_str(yDesc, ybuf, sizeof ybuf), y);

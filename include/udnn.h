@@ -476,11 +476,9 @@ UDNN_API udnnStatus_t
 udnnDestroyReduceTensorDescriptor(udnnReduceTensorDescriptor_t reduceTensorDesc);
 
 /* Bytes of the indices output and of the workspace ReduceTensor needs. */
-UDNN_API udnnStatus_t udnnGetReductionIndicesSize(udnnHandle_t handle,
-                                                  const udnnReduceTensorDescriptor_t reduceTensorDesc,
-                                                  const udnnTensorDescriptor_t aDesc,
-                                                  const udnnTensorDescriptor_t cDesc,
-                                                  size_t *sizeInBytes);
+UDNN_API udnnStatus_t udnnGetReductionIndicesSize(
+    udnnHandle_t handle, const udnnReduceTensorDescriptor_t reduceTensorDesc,
+    const udnnTensorDescriptor_t aDesc, const udnnTensorDescriptor_t cDesc, size_t *sizeInBytes);
 UDNN_API udnnStatus_t udnnGetReductionWorkspaceSize(
     udnnHandle_t handle, const udnnReduceTensorDescriptor_t reduceTensorDesc,
     const udnnTensorDescriptor_t aDesc, const udnnTensorDescriptor_t cDesc,

@@ -227,7 +227,8 @@ START_TEST(test_capture_replay)
     CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
 
     const int64_t rn = g.r.count, zn = g.z.count;
-    double *r_ref = malloc(sizeof(double) * (size_t)rn), *z_ref = malloc(sizeof(double) * (size_t)zn);
+    double *r_ref = malloc(sizeof(double) * (size_t)rn),
+           *z_ref = malloc(sizeof(double) * (size_t)zn);
     for (int replay = 0; replay < 2; replay++) {
         if (replay > 0) {
             /* new input, copied in between; outputs poisoned again */

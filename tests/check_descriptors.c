@@ -386,8 +386,9 @@ START_TEST(test_filter_type_format)
 {
     tu_assert_fails(udnnSetFilter4dDescriptor(f, (udnnDataType_t)42, UDNN_TENSOR_NCHW, 1, 1, 1, 1),
                     UDNN_STATUS_BAD_PARAM, "udnnSetFilter4dDescriptor", "dataType");
-    tu_assert_fails(udnnSetFilter4dDescriptor(f, UDNN_DATA_FLOAT, (udnnTensorFormat_t)3, 1, 1, 1, 1),
-                    UDNN_STATUS_BAD_PARAM, "udnnSetFilter4dDescriptor", "format");
+    tu_assert_fails(
+        udnnSetFilter4dDescriptor(f, UDNN_DATA_FLOAT, (udnnTensorFormat_t)3, 1, 1, 1, 1),
+        UDNN_STATUS_BAD_PARAM, "udnnSetFilter4dDescriptor", "format");
     tu_assert_fails(udnnSetFilter4dDescriptor(NULL, UDNN_DATA_FLOAT, UDNN_TENSOR_NCHW, 1, 1, 1, 1),
                     UDNN_STATUS_BAD_PARAM, "udnnSetFilter4dDescriptor", "filterDesc");
 }

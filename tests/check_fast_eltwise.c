@@ -286,7 +286,8 @@ typedef struct {
 static udnnStatus_t act_fwd(void *v)
 {
     act_op *o = v;
-    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha), b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
+    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha),
+              b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
     return udnnActivationForward(o->h, o->desc, &a, o->x->desc, tu_buf_ptr(&o->x->buf), &b,
                                  o->y->desc, tu_buf_ptr(&o->y->buf));
 }
@@ -294,7 +295,8 @@ static udnnStatus_t act_fwd(void *v)
 static udnnStatus_t act_bwd(void *v)
 {
     act_op *o = v;
-    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha), b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
+    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha),
+              b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
     return udnnActivationBackward(o->h, o->desc, &a, o->y->desc, tu_buf_ptr(&o->y->buf),
                                   o->dy->desc, tu_buf_ptr(&o->dy->buf), o->x->desc,
                                   tu_buf_ptr(&o->x->buf), &b, o->dx->desc,
@@ -414,7 +416,8 @@ typedef struct {
 static udnnStatus_t pool_fwd(void *v)
 {
     pool_op *o = v;
-    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha), b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
+    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha),
+              b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
     return udnnPoolingForward(o->h, o->desc, &a, o->x->desc, tu_buf_ptr(&o->x->buf), &b,
                               o->y->desc, tu_buf_ptr(&o->y->buf));
 }
@@ -422,7 +425,8 @@ static udnnStatus_t pool_fwd(void *v)
 static udnnStatus_t pool_bwd(void *v)
 {
     pool_op *o = v;
-    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha), b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
+    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha),
+              b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
     return udnnPoolingBackward(o->h, o->desc, &a, o->y->desc, tu_buf_ptr(&o->y->buf), o->dy->desc,
                                tu_buf_ptr(&o->dy->buf), o->x->desc, tu_buf_ptr(&o->x->buf), &b,
                                o->dx->desc, tu_buf_ptr(&o->dx->buf));
@@ -503,7 +507,8 @@ typedef struct {
 static udnnStatus_t softmax_fwd(void *v)
 {
     softmax_op *o = v;
-    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha), b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
+    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha),
+              b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
     return udnnSoftmaxForward(o->h, o->algo, o->mode, &a, o->x->desc, tu_buf_ptr(&o->x->buf), &b,
                               o->y->desc, tu_buf_ptr(&o->y->buf));
 }
@@ -511,7 +516,8 @@ static udnnStatus_t softmax_fwd(void *v)
 static udnnStatus_t softmax_bwd(void *v)
 {
     softmax_op *o = v;
-    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha), b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
+    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha),
+              b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
     return udnnSoftmaxBackward(o->h, o->algo, o->mode, &a, o->y->desc, tu_buf_ptr(&o->y->buf),
                                o->dy->desc, tu_buf_ptr(&o->dy->buf), &b, o->dx->desc,
                                tu_buf_ptr(&o->dx->buf));
@@ -875,7 +881,7 @@ START_TEST(test_bwd_bias)
 }
 END_TEST
 
-/* ---- batch norm -------------------------------------------------------------------------------- */
+/* ---- batch norm ------------------------------------------------------------------------------ */
 
 typedef struct {
     udnnHandle_t h;
@@ -895,7 +901,8 @@ static void *ptr_or_null(tu_tensor *t, int use)
 static udnnStatus_t bn_train(void *v)
 {
     bn_op *o = v;
-    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha), b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
+    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha),
+              b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
     return udnnBatchNormalizationForwardTraining(
         o->h, o->mode, &a, &b, o->x->desc, tu_buf_ptr(&o->x->buf), o->y->desc,
         tu_buf_ptr(&o->y->buf), o->scale->desc, tu_buf_ptr(&o->scale->buf),
@@ -907,7 +914,8 @@ static udnnStatus_t bn_train(void *v)
 static udnnStatus_t bn_infer(void *v)
 {
     bn_op *o = v;
-    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha), b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
+    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha),
+              b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
     return udnnBatchNormalizationForwardInference(
         o->h, o->mode, &a, &b, o->x->desc, tu_buf_ptr(&o->x->buf), o->y->desc,
         tu_buf_ptr(&o->y->buf), o->scale->desc, tu_buf_ptr(&o->scale->buf),
@@ -918,7 +926,8 @@ static udnnStatus_t bn_infer(void *v)
 static udnnStatus_t bn_bwd(void *v)
 {
     bn_op *o = v;
-    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha), b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
+    tu_scalar a = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha),
+              b = tu_scalar_of(UDNN_DATA_FLOAT, o->beta);
     tu_scalar ap = tu_scalar_of(UDNN_DATA_FLOAT, o->alpha_param);
     tu_scalar bp = tu_scalar_of(UDNN_DATA_FLOAT, o->beta_param);
     return udnnBatchNormalizationBackward(
@@ -1021,7 +1030,7 @@ START_TEST(test_batchnorm)
 }
 END_TEST
 
-/* ---- dispatch: which solver runs, and why not -------------------------------------------------- */
+/* ---- dispatch: which solver runs, and why not ------------------------------------------------ */
 
 /* One call of each family on a small 4-D tensor of type t. */
 typedef struct {

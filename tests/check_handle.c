@@ -573,7 +573,8 @@ static udnnStatus_t set_tiny(udnnHandle_t h)
 START_TEST(test_disable_solvers)
 {
     /* _i: 0 exact name, 1 prefix wildcard, 2 a list with spaces */
-    static const char *const lists[] = {"ref_set_tensor", "ref_set*", "ref_conv_fwd , ref_set_tensor"};
+    static const char *const lists[] = {"ref_set_tensor", "ref_set*",
+                                        "ref_conv_fwd , ref_set_tensor"};
     udnnHandle_t h = tu_handle(UDNN_BACKEND_CPU);
     tu_ok(set_tiny(h));
     setenv("UDNN_DISABLE_SOLVERS", lists[_i], 1);

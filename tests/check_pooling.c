@@ -479,7 +479,7 @@ START_TEST(test_max_nan)
 }
 END_TEST
 
-/* ---- rows wide enough for the GPU's 16-byte paths --------------------------------------------- */
+/* ---- rows wide enough for the GPU's 16-byte paths -------------------------------------------- */
 
 /* The shape table's rows are at most 9 wide, so on the GPU its NCHW
  * problems take the row kernels' element-by-element edges only. These

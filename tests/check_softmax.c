@@ -453,7 +453,7 @@ START_TEST(test_in_place)
 }
 END_TEST
 
-/* ---- long rows --------------------------------------------------------------------------------- */
+/* ---- long rows ------------------------------------------------------------------------------- */
 
 /* Rows longer than a team of lanes holds in registers: INSTANCE over 5 x
  * 64 x 64 = 20480 elements, and over 5 x 63 x 65 (rows at every offset

@@ -61,7 +61,8 @@ static void name_problem(bench_problem *p, const char *prefix, int nd, const lon
     for (int i = 0; i < nd && len < n; i++)
         len += (size_t)snprintf(s + len, n - len, "p%c%d", dn[3 - nd + i], pad[i]);
     for (int i = 0; i < nd && len < n; i++)
-        if (dil[i] != 1) len += (size_t)snprintf(s + len, n - len, "d%c%d", dn[3 - nd + i], dil[i] - 1);
+        if (dil[i] != 1)
+            len += (size_t)snprintf(s + len, n - len, "d%c%d", dn[3 - nd + i], dil[i] - 1);
 }
 
 static int setup(bench_problem *p, int cba)
@@ -127,7 +128,8 @@ static int setup(bench_problem *p, int cba)
         long want;
         if (bench_opt_int(p, out_keys[first + i], yd[2 + i], &want) < 0) return -1;
         if (want != yd[2 + i])
-            return bench_fail(p, "the descriptor's %s%ld disagrees with the geometry, which gives %d",
+            return bench_fail(p,
+                              "the descriptor's %s%ld disagrees with the geometry, which gives %d",
                               out_keys[first + i], want, yd[2 + i]);
     }
 
@@ -143,7 +145,8 @@ static int setup(bench_problem *p, int cba)
     s->beta = bench_scalar_of(p->dtype, beta);
     s->alpha2 = bench_scalar_of(p->dtype, alpha2);
 
-    const double flops = 2.0 * (double)bench_count(rank, yd) * (double)bench_count(rank - 1, wd + 1);
+    const double flops =
+        2.0 * (double)bench_count(rank, yd) * (double)bench_count(rank - 1, wd + 1);
     switch (s->dir) {
     case DIR_FWD:
     case DIR_CBA:

@@ -179,7 +179,8 @@ static int filter(peer *q, int i)
         fmt = CUDNN_TENSOR_NHWC;
     }
     DNN(cudnnCreateFilterDescriptor(&q->f[i]), "cudnnCreateFilterDescriptor");
-    DNN(cudnnSetFilterNdDescriptor(q->f[i], t, fmt, b->rank, b->dims), "cudnnSetFilterNdDescriptor");
+    DNN(cudnnSetFilterNdDescriptor(q->f[i], t, fmt, b->rank, b->dims),
+        "cudnnSetFilterNdDescriptor");
     return 0;
 }
 
@@ -200,9 +201,9 @@ static int activation(peer *q, int mode, double coef, double swish)
 {
     if (mode < 0 || mode > (int)CUDNN_ACTIVATION_SWISH) return none(q);
     DNN(cudnnCreateActivationDescriptor(&q->act), "cudnnCreateActivationDescriptor");
-    DNN(cudnnSetActivationDescriptor(q->act, (cudnnActivationMode_t)mode,
-                                     q->pi->nan_prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN,
-                                     coef),
+    DNN(cudnnSetActivationDescriptor(
+            q->act, (cudnnActivationMode_t)mode,
+            q->pi->nan_prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN, coef),
         "cudnnSetActivationDescriptor");
     if (mode == CUDNN_ACTIVATION_SWISH)
         DNN(cudnnSetActivationDescriptorSwishBeta(q->act, swish),
@@ -324,7 +325,8 @@ static int build_conv(peer *q)
 {
     const bench_peer_info *pi = q->pi;
     const bench_problem *p = q->p;
-    if (pi->op == BENCH_PEER_CONV_BWD_BIAS) return tensor(q, pi->dst) < 0 ? -1 : tensor(q, pi->bias);
+    if (pi->op == BENCH_PEER_CONV_BWD_BIAS)
+        return tensor(q, pi->dst) < 0 ? -1 : tensor(q, pi->bias);
     const bench_buf *x = &p->buf[pi->src], *y = &p->buf[pi->dst];
     cudnnDataType_t compute;
     if (tensor(q, pi->src) < 0 || tensor(q, pi->dst) < 0 || filter(q, pi->weights) < 0) return -1;
@@ -360,7 +362,7 @@ static int build_conv(peer *q)
     return choose_algo(q, want);
 }
 
-/* ---- the other cuDNN ops ------------------------------------------------------------------------ */
+/* ---- the other cuDNN ops --------------------------------------------------------------------- */
 
 static int build_act(peer *q)
 {
@@ -410,8 +412,8 @@ static int build_softmax(peer *q)
 static int build_lrn(peer *q)
 {
     const bench_peer_info *pi = q->pi;
-    if (pi->size < CUDNN_LRN_MIN_N || pi->size > CUDNN_LRN_MAX_N || pi->param[1] < CUDNN_LRN_MIN_BETA ||
-        pi->param[2] < CUDNN_LRN_MIN_K)
+    if (pi->size < CUDNN_LRN_MIN_N || pi->size > CUDNN_LRN_MAX_N ||
+        pi->param[1] < CUDNN_LRN_MIN_BETA || pi->param[2] < CUDNN_LRN_MIN_K)
         return none(q);
     if (tensor(q, pi->src) < 0 || tensor(q, pi->dst) < 0 || tensor(q, pi->diff_dst) < 0 ||
         tensor(q, pi->diff_src) < 0)
@@ -522,7 +524,7 @@ static int build_matmul(peer *q)
     return 0;
 }
 
-/* ---- one run ------------------------------------------------------------------------------------- */
+/* ---- one run --------------------------------------------------------------------------------- */
 
 static int peer_run(void *ctx, int set)
 {
@@ -655,7 +657,7 @@ static int sync_stream(void *ctx)
     return err == cudaSuccess ? 0 : cuda_fail(q, err, "cudaStreamSynchronize");
 }
 
-/* ---- the same answer as udnn's ------------------------------------------------------------------ */
+/* ---- the same answer as udnn's --------------------------------------------------------------- */
 
 /* The output compared: the one every op writes (y, dx, dw, db, c). */
 static int main_output(const bench_peer_info *pi)
@@ -709,7 +711,7 @@ static int compare_with_udnn(peer *q)
     return 0;
 }
 
-/* ---- the entry ------------------------------------------------------------------------------------- */
+/* ---- the entry ------------------------------------------------------------------------------- */
 
 static void release(peer *q)
 {

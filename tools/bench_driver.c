@@ -283,7 +283,8 @@ int bench_probe_problem(bench_args *a)
     if (build(&p, a, &o, &cpu) == 0 && backends_of(o.backend, list, err, sizeof err) > 0 &&
         get_handle(list[0], &h) == UDNN_STATUS_SUCCESS) {
         bench_exec e;
-        if (bench_exec_open(&p, &e, h, 1, 0) == 0 && p.family->run(&p, &e, 0) == UDNN_STATUS_SUCCESS)
+        if (bench_exec_open(&p, &e, h, 1, 0) == 0 &&
+            p.family->run(&p, &e, 0) == UDNN_STATUS_SUCCESS)
             rc = 0;
         bench_exec_close(&p, &e);
     }

@@ -31,7 +31,8 @@ static int setup(bench_problem *p)
     int dir = bench_opt_choice(p, "dir", dirs, 2, 0);
     double prob;
     long seed;
-    if (dir < 0 || bench_opt_real(p, "p", 0.5, &prob) < 0 || bench_opt_int(p, "seed", 1234, &seed) < 0)
+    if (dir < 0 || bench_opt_real(p, "p", 0.5, &prob) < 0 ||
+        bench_opt_int(p, "seed", 1234, &seed) < 0)
         return -1;
     s->fwd = dir == 0;
     s->p = (float)prob;

@@ -58,7 +58,8 @@ static int read_params(bench_problem *p, elt_state *s, char *prefix, size_t n)
     } else {
         long size;
         double a, b, k;
-        if (bench_opt_int(p, "size", 5, &size) < 0 || bench_opt_real(p, "lrn-alpha", 1e-4, &a) < 0 ||
+        if (bench_opt_int(p, "size", 5, &size) < 0 ||
+            bench_opt_real(p, "lrn-alpha", 1e-4, &a) < 0 ||
             bench_opt_real(p, "lrn-beta", 0.75, &b) < 0 || bench_opt_real(p, "lrn-k", 2.0, &k) < 0)
             return -1;
         if ((st = udnnCreateLRNDescriptor(&s->lrn)) == UDNN_STATUS_SUCCESS)

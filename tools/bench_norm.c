@@ -75,8 +75,9 @@ static int setup_bn(bench_problem *p, norm_state *s, int rank, const int xd[])
             (s->dbias = add_side(p, "dbias:param", pd, rank, BENCH_OUT, -1, 1)) < 0)
             return -1;
         p->buf[s->dscale].blend = p->buf[s->dbias].blend = bp != 0.0;
-        if (!no_saved && ((s->save_mean = add_side(p, "mean:param", pd, rank, BENCH_IN, -1, 1)) < 0 ||
-                          (s->save_inv = add_side(p, "invstd:param", pd, rank, BENCH_IN, 0.5, 2)) < 0))
+        if (!no_saved &&
+            ((s->save_mean = add_side(p, "mean:param", pd, rank, BENCH_IN, -1, 1)) < 0 ||
+             (s->save_inv = add_side(p, "invstd:param", pd, rank, BENCH_IN, 0.5, 2)) < 0))
             return -1;
         return 0;
     }
@@ -300,7 +301,8 @@ static int derive(bench_problem *p, udnnHandle_t cpu)
     bias = calloc(1, sc->bytes);
     udnnStatus_t st = UDNN_STATUS_ALLOC_FAILED;
     if (y != NULL && bias != NULL) {
-        const bench_scalar one = bench_scalar_of(p->dtype, 1.0), zero = bench_scalar_of(p->dtype, 0.0);
+        const bench_scalar one = bench_scalar_of(p->dtype, 1.0),
+                           zero = bench_scalar_of(p->dtype, 0.0);
         void *mean = s->save_mean >= 0 ? p->buf[s->save_mean].host : NULL;
         void *inv = p->buf[s->save_inv].host;
         if (s->fam == FAM_BN)
@@ -316,8 +318,8 @@ static int derive(bench_problem *p, udnnHandle_t cpu)
                                                y, s->stats, tmp, inv);
             free(tmp);
         } else if (s->fam == FAM_NORM)
-            st = udnnNormForward(cpu, (udnnNormMode_t)s->mode, s->norm_dims, 1e-5, x->desc,
-                                 x->host, sc->desc, sc->host, bias, x->desc, y, s->stats, mean, inv);
+            st = udnnNormForward(cpu, (udnnNormMode_t)s->mode, s->norm_dims, 1e-5, x->desc, x->host,
+                                 sc->desc, sc->host, bias, x->desc, y, s->stats, mean, inv);
         else
             st = udnnGroupNormForward(cpu, s->groups, 1e-5, x->desc, x->host, sc->desc, sc->host,
                                       bias, x->desc, y, s->stats, mean, inv);

@@ -82,7 +82,8 @@ static int setup(bench_problem *p)
         long want;
         if (bench_opt_int(p, out_keys[3 - nd + i], yd[2 + i], &want) < 0) return -1;
         if (want != yd[2 + i])
-            return bench_fail(p, "the descriptor's %s%ld disagrees with the geometry, which gives %d",
+            return bench_fail(p,
+                              "the descriptor's %s%ld disagrees with the geometry, which gives %d",
                               out_keys[3 - nd + i], want, yd[2 + i]);
     }
     int out;

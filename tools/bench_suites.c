@@ -53,7 +53,8 @@ static FILE *open_table(const char *file, char *tried, size_t n)
         FILE *f = fopen(path, "r");
         if (f != NULL) return f;
         size_t len = strlen(tried);
-        if (len + 1 < n) snprintf(tried + len, n - len, "%s%.*s", len ? ", " : "", (int)(n - len - 3), path);
+        if (len + 1 < n)
+            snprintf(tried + len, n - len, "%s%.*s", len ? ", " : "", (int)(n - len - 3), path);
     }
     return NULL;
 }
@@ -91,7 +92,8 @@ static void row_line(row_kind kind, char *const h[], int nh, char *const r[], in
 #define C(name) col(h, nh, r, nr, name)
     switch (kind) {
     case ROWS_RESNET:
-        snprintf(out, n, "conv --n %s --c %s --h %s --w %s --k %s --r %s --s %s --pad %s --stride %s",
+        snprintf(out, n,
+                 "conv --n %s --c %s --h %s --w %s --k %s --r %s --s %s --pad %s --stride %s",
                  batch, C("C"), C("H"), C("W"), C("K"), C("R"), C("S"), C("pad"), C("stride"));
         break;
     case ROWS_DEEPBENCH_CONV:

@@ -202,7 +202,8 @@ static void act_grads(const udnn_act_params *p, const float *x, float *g, int64_
         for (int64_t i = 0; i < n; i++) {
             float x2 = x[i] * x[i];
             float s = sigmoid_f(2.0f * GELU_TANH_K * (x[i] + GELU_TANH_C * x2 * x[i]));
-            g[i] = s + 2.0f * x[i] * s * (1.0f - s) * GELU_TANH_K * (1.0f + 3.0f * GELU_TANH_C * x2);
+            g[i] =
+                s + 2.0f * x[i] * s * (1.0f - s) * GELU_TANH_K * (1.0f + 3.0f * GELU_TANH_C * x2);
         }
         return;
     case UDNN_ACTIVATION_SOFTPLUS:

@@ -380,7 +380,8 @@ static void scale_plane(const udnn_tensor *t, float *dx, float beta)
             FAST_PRAGMA(omp simd)
             for (int64_t w = 0; w < len; w++) row[w] *= beta;
         } else {
-            for (int64_t w = 0; w < len; w++) row[w * sw] = beta == 0.0f ? 0.0f : beta * row[w * sw];
+            for (int64_t w = 0; w < len; w++)
+                row[w * sw] = beta == 0.0f ? 0.0f : beta * row[w * sw];
         }
     }
 }
@@ -412,7 +413,8 @@ static void bwd_row(const udnn_pool_problem *p, const float *x, const float *dy,
             float m[CHUNK];
             int32_t at[CHUNK];
             interior_max(p, x, &b, ow, n, m, dxt, at);
-            for (int64_t j = 0; j < n; j++) dx[at[j] + j * out_step] += alpha * grow[(ow + j) * sgw];
+            for (int64_t j = 0; j < n; j++)
+                dx[at[j] + j * out_step] += alpha * grow[(ow + j) * sgw];
             ow += n;
             in0 = ow;
             continue;

@@ -105,7 +105,8 @@ static void fwd_group(const udnn_softmax_problem *p, const float *x, int64_t sx,
     for (int64_t j = 0; j < m; j++) sum += expf(x[j * sx] - shift);
     if (p->algo == UDNN_SOFTMAX_LOG) {
         const float log_sum = (float)log(sum);
-        for (int64_t j = 0; j < m; j++) blend(&y[j * sy], (x[j * sx] - shift) - log_sum, alpha, beta);
+        for (int64_t j = 0; j < m; j++)
+            blend(&y[j * sy], (x[j * sx] - shift) - log_sum, alpha, beta);
         return;
     }
     /* a division, not a reciprocal's product: one member gives exactly 1 */
