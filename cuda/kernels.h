@@ -101,11 +101,11 @@ static inline int udnn_gpu_float_type(udnnDataType_t t)
     default: break;                                                                        \
     }
 
-/* UDNN_GPU_DISPATCH over the integer types too (SetTensor, ScaleTensor). */
 /* X(T) for each floating type UDNN_GPU_DISPATCH runs: a file's explicit
  * instantiations of what another file of its op calls. */
 #define UDNN_GPU_FLOAT_TYPES(X) X(float) X(double) X(udnnGpuHalf) X(udnnGpuBf16)
 
+/* UDNN_GPU_DISPATCH over the integer types too (SetTensor, ScaleTensor). */
 #define UDNN_GPU_DISPATCH_ALL(dtype, ...)                                                   \
     switch (dtype) {                                                                       \
     case UDNN_DATA_INT8: { typedef int8_t T; __VA_ARGS__; } break;                         \
