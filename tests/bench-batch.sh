@@ -3,7 +3,8 @@
 # op family) must PASS its check against cpu/ref, with --compare too; the
 # acceptance line prints PASS and a rate, the copy family its GB/s; --csv
 # prints exactly the documented columns; a benchdnn descriptor and the
-# flags name the same problem; a mistyped option fails, naming it.
+# flags name the same problem; --clock chooses the clock; a mistyped
+# option fails, naming it.
 top_builddir=${top_builddir:-.}
 inputs=${UDNN_TEST_INPUTS:-${top_srcdir:-.}/tests/inputs}
 bench="$top_builddir/tools/udnn-bench"
@@ -26,8 +27,8 @@ line=$("$bench" conv --n 2 --c 5 --h 13 --w 11 --k 7 --r 3 --s 3 --pad 1 --backe
 echo "$line"
 echo "$line" | grep -Eq ' PASS .* [0-9.e+-]+ TFLOP/s' || fail "the acceptance line: $line"
 
-# copy: udnnMemcpy DEVICE_TO_DEVICE of the tensor's bytes, on any backend,
-# its GB/s counting each byte read and written
+# copy: a device-to-device copy of the tensor's bytes (udnnMemcpy on the
+# CPU), on any backend, its GB/s counting each byte read and written
 line=$("$bench" copy --n 2 --c 3 --h 16 --w 16 --backend cpu 2>&1)
 echo "$line"
 echo "$line" | grep -Eq '^copy d2d:2x3x16x16 .* PASS .* solver memcpy .* [0-9.e+-]+ GB/s' ||
@@ -41,6 +42,19 @@ echo "$line" | grep -Eq ' PASS .* median [0-9.e+-]+ ms .* [0-9.e+-]+ GB/s' || fa
 err=$("$bench" act --n 2 --c 3 --h 4 --w 5 --backend cpu --burst 0 2>&1)
 rc=$?
 [ "$rc" -ne 0 ] && echo "$err" | grep -q -- '--burst 0' || fail "--burst 0: $err"
+
+# --clock: the host's clock on the CPU; device events only where a GPU
+# backend has them, else the row fails saying so; another value names it
+line=$("$bench" act --n 2 --c 3 --h 16 --w 16 --backend cpu --clock host --iters 2 2>&1)
+echo "$line"
+echo "$line" | grep -Eq ' PASS .* median [0-9.e+-]+ ms' || fail "--clock host: $line"
+err=$("$bench" act --n 2 --c 3 --h 4 --w 5 --backend cpu --clock device 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && echo "$err" | grep -q 'ERROR device clock: ' || fail "--clock device: $err"
+err=$("$bench" act --n 2 --c 3 --h 4 --w 5 --backend cpu --clock wall 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && echo "$err" | grep -q -- '--clock wall: expected auto, device or host' ||
+    fail "--clock wall: $err"
 
 # --compare on every family: a problem without a peer still runs and passes
 out=$("$bench" --backend cpu --compare --iters 1 --warmup 0 --no-solver --batch "$batch" 2>&1)

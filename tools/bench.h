@@ -124,11 +124,16 @@ typedef struct {
     char err[BENCH_ERR];
 } bench_problem;
 
+/* The runtime of a handle's GPU, where udnn-bench links it
+ * (bench_device.h). */
+typedef struct bench_device bench_device;
+
 /* One handle's copy of a problem: `sets` buffer sets in its memory, and
  * what the family prepared on it (algo, workspace, handle-bound state). */
 #define BENCH_MAX_SETS 16
 typedef struct {
     udnnHandle_t h;
+    bench_device *dev; /* NULL: the host's clock, udnnMemcpy's copy */
     int sets;
     void *ptr[BENCH_MAX_SETS][BENCH_MAX_BUFS];
     void *ws;

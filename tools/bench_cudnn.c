@@ -21,9 +21,9 @@
  * Before timing, the peer's output is compared with udnn's (beta 0 and
  * outputs the op does not read only): a relative difference over ten times
  * the check's tolerance is said on stderr, as it means that one of the two
- * runs another problem. The timing loop is udnn's (bench_time_loop): each
- * sample (--burst runs) followed by cudaStreamSynchronize, as
- * udnnSynchronize follows udnn's.
+ * runs another problem. The timing loop is udnn's (bench_time_loop), by
+ * the same clock: each sample (--burst runs) followed by
+ * cudaStreamSynchronize, as udnnSynchronize follows udnn's.
  *
  * What cuDNN lacks has no peer (1): udnn's own activations, IDENTITY
  * outside cba, cba with an activation other than RELU or IDENTITY, LRN

@@ -6,6 +6,7 @@
 
 #include "tools/bench_check.h"
 #include "tools/bench_data.h"
+#include "tools/bench_device.h"
 #include "tools/bench_driver.h"
 #include "tools/bench_peer.h"
 #include "tools/bench_probe.h"
@@ -92,17 +93,24 @@ static const char *layout_name(const bench_problem *p)
 
 int bench_run_option(const char *key)
 {
-    static const char *const keys[] = {"backend", "iters",    "warmup",  "max-ms", "burst",
-                                       "check",   "no-check", "compare", "rotate", "no-solver"};
+    static const char *const keys[] = {"backend", "iters",     "warmup",   "max-ms",
+                                       "burst",   "check",     "no-check", "compare",
+                                       "rotate",  "no-solver", "clock"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (strcmp(keys[i], key) == 0) return 1;
     return 0;
 }
 
+/* --clock: the device's events where the bench has them for the backend
+ * (auto, the default), always (device: a row fails without them), or the
+ * host's clock. */
+typedef enum { CLOCK_AUTO, CLOCK_DEVICE, CLOCK_HOST } clock_choice;
+
 /* The driver's own per-problem options. */
 typedef struct {
     const char *backend;
     int check, compare, probe_solver;
+    clock_choice clock;
     bench_timing timing;
     long sets;
 } run_opts;
@@ -116,6 +124,15 @@ static int read_run_opts(bench_problem *p, run_opts *o)
     bench_arg_flag(p->args, "check"); /* on by default; accepted */
     o->compare = bench_arg_flag(p->args, "compare");
     o->probe_solver = !bench_arg_flag(p->args, "no-solver");
+    const char *clock = bench_arg(p->args, "clock");
+    if (clock == NULL || strcmp(clock, "auto") == 0)
+        o->clock = CLOCK_AUTO;
+    else if (strcmp(clock, "device") == 0)
+        o->clock = CLOCK_DEVICE;
+    else if (strcmp(clock, "host") == 0)
+        o->clock = CLOCK_HOST;
+    else
+        return bench_fail(p, "--clock %s: expected auto, device or host", clock);
     if (bench_opt_int(p, "warmup", 1, &warmup) < 0 || bench_opt_int(p, "iters", 10, &iters) < 0 ||
         bench_opt_int(p, "burst", 1, &burst) < 0 ||
         bench_opt_real(p, "max-ms", 2000.0, &max_ms) < 0 ||
@@ -126,6 +143,7 @@ static int read_run_opts(bench_problem *p, run_opts *o)
     o->timing.iters = iters < 0 ? 0 : (int)iters;
     o->timing.burst = (int)burst;
     o->timing.max_ms = max_ms;
+    o->timing.dev = NULL;
     if (o->sets <= 0) o->sets = bench_auto_sets(p);
     return 0;
 }
@@ -175,6 +193,17 @@ static void fill_rate(const bench_problem *p, bench_row *r)
     }
 }
 
+/* The device clock of e's handle as --clock asks: 0, or -1 with p->err
+ * where --clock device finds none. */
+static int open_clock(bench_problem *p, bench_exec *e, const run_opts *o)
+{
+    if (o->clock == CLOCK_HOST) return 0;
+    char msg[BENCH_ERR] = "";
+    e->dev = bench_device_open(e->h, msg, sizeof msg);
+    if (e->dev == NULL && o->clock == CLOCK_DEVICE) return bench_fail(p, "%s", msg);
+    return 0;
+}
+
 /* One row: the problem on backend b. Returns 1 when it failed. */
 static int run_on(bench_session *s, bench_problem *p, bench_args *a, const run_opts *o,
                   udnnBackend_t b, udnnHandle_t cpu)
@@ -193,7 +222,7 @@ static int run_on(bench_session *s, bench_problem *p, bench_args *a, const run_o
     udnnStatus_t st = get_handle(b, &h);
     if (st != UDNN_STATUS_SUCCESS) {
         bench_fail_udnn(p, st, "creating the handle");
-    } else if (bench_exec_open(p, &e, h, (int)o->sets, 0) == 0) {
+    } else if (bench_exec_open(p, &e, h, (int)o->sets, 0) == 0 && open_clock(p, &e, o) == 0) {
         r.algo = e.algo;
         if (o->check) {
             r.checked = 1;
@@ -205,7 +234,9 @@ static int run_on(bench_session *s, bench_problem *p, bench_args *a, const run_o
                  bench_probe_solver(a, r.backend, r.solver, sizeof r.solver) < 0)
             snprintf(r.solver, sizeof r.solver, "?");
         p->err[0] = '\0';
-        if (o->timing.iters > 0 && bench_time(p, &e, &o->timing, &r.times) == 0) {
+        bench_timing timing = o->timing;
+        timing.dev = e.dev;
+        if (timing.iters > 0 && bench_time(p, &e, &timing, &r.times) == 0) {
             r.timed = 1;
             fill_rate(p, &r);
         }
@@ -214,7 +245,7 @@ static int run_on(bench_session *s, bench_problem *p, bench_args *a, const run_o
         if (r.timed && o->compare) {
             bench_peer_result peer;
             char msg[BENCH_ERR] = "";
-            int got = bench_peer_time(p, &e, b, &o->timing, &peer, msg, sizeof msg);
+            int got = bench_peer_time(p, &e, b, &timing, &peer, msg, sizeof msg);
             if (got == 0 && peer.times.median_ms > 0) {
                 r.have_peer = 1;
                 snprintf(r.peer, sizeof r.peer, "%s", peer.name);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tools/bench_device.h"
 #include "tools/bench_run.h"
 
 double bench_now_ms(void)
@@ -74,6 +75,8 @@ void bench_exec_close(bench_problem *p, bench_exec *e)
     for (int s = 0; s < e->sets; s++)
         for (int i = 0; i < p->nbufs; i++)
             if (e->ptr[s][i] != NULL) udnnFree(e->h, e->ptr[s][i]);
+    bench_device_close(e->dev);
+    e->dev = NULL;
     e->h = NULL;
 }
 
@@ -93,15 +96,17 @@ int bench_time_loop(int (*run)(void *ctx, int set), int (*sync)(void *ctx), void
     int n = 0;
     for (; n < t->iters && (n == 0 || spent < t->max_ms); n++) {
         const double t0 = bench_now_ms();
-        int rc = 0;
+        int rc = t->dev != NULL ? bench_device_mark(t->dev, 0) : 0;
         for (int b = 0; b < burst && rc == 0; b++, set = (set + 1) % sets) rc = run(ctx, set);
+        if (rc == 0 && t->dev != NULL) rc = bench_device_mark(t->dev, 1);
         if (rc == 0) rc = sync(ctx);
         const double dt = bench_now_ms() - t0;
-        if (rc < 0) {
+        const double sample = t->dev != NULL && rc == 0 ? bench_device_elapsed(t->dev) : dt;
+        if (rc < 0 || sample < 0) {
             free(times);
             return 2;
         }
-        times[n] = dt / burst;
+        times[n] = sample / burst;
         spent += dt;
     }
     out->runs = n;

@@ -20,6 +20,7 @@ tools_udnn_bench_SOURCES = \
 	tools/bench_matmul.c \
 	tools/bench_copy.c \
 	tools/bench_run.h tools/bench_run.c \
+	tools/bench_device.h tools/bench_device.c \
 	tools/bench_check.h tools/bench_check.c \
 	tools/bench_probe.h tools/bench_probe.c \
 	tools/bench_peer.h tools/bench_peer.c \
