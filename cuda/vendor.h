@@ -271,6 +271,5 @@ __device__ __forceinline__ double udnnGpuMulRn(double a, double b) { return __dm
 #define udnnGpuWarpSize warpSize
 /* every lane of the warp takes part */
 #define udnnGpuShflXor(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
-#define udnnGpuShflDown(v, m) __shfl_down_sync(0xffffffffu, (v), (m))
 
 #endif /* UDNN_CUDA_VENDOR_H */
