@@ -32,8 +32,9 @@ bench_device *bench_device_open(udnnHandle_t h, char *msg, size_t n)
         return NULL;
     }
     d->stream = (cudaStream_t)stream;
-    /* the events on the device the handle made current (udnn binds its
-     * device on each call, the udnnGetStream above included) */
+    /* the events on the handle's device: udnn makes it current on each
+     * call that reaches the backend, and bench_exec_open's allocations
+     * and uploads came last */
     for (int i = 0; i < 2; i++) {
         cudaError_t e = cudaEventCreate(&d->mark[i]);
         if (e != cudaSuccess) {

@@ -14,7 +14,8 @@
 
 /* Handle h's device part, or NULL where the bench has no runtime for h's
  * backend (the CPU; HIP; CUDA without --with-cudnn) or its events cannot
- * be made; why in msg. */
+ * be made; why in msg. Call it after a udnn call on h that reached the
+ * backend (bench_exec_open's), so that h's device is the current one. */
 bench_device *bench_device_open(udnnHandle_t h, char *msg, size_t n);
 void bench_device_close(bench_device *d);
 
