@@ -1,11 +1,11 @@
 /* bench_device.c - the CUDA runtime's events and copy for udnn-bench
- * (UDNN_BENCH_CUDNN: the runtime linked beside cuDNN); none elsewhere. */
+ * (UDNN_BENCH_CUDART: built with the CUDA backend); none elsewhere. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "tools/bench_device.h"
 
-#ifdef UDNN_BENCH_CUDNN
+#ifdef UDNN_BENCH_CUDART
 #include <cuda_runtime.h>
 
 struct bench_device {
@@ -78,7 +78,7 @@ int bench_device_copy(bench_device *d, void *dst, const void *src, size_t bytes)
 bench_device *bench_device_open(udnnHandle_t h, char *msg, size_t n)
 {
     (void)h;
-    snprintf(msg, n, "device clock: udnn-bench was built without a GPU runtime (--with-cudnn)");
+    snprintf(msg, n, "device clock: udnn-bench was built without a GPU runtime (--with-cuda)");
     return NULL;
 }
 

@@ -1,6 +1,6 @@
 /*
  * bench_device.h - what udnn-bench does with a GPU's runtime itself, where
- * it links one (the CUDA runtime, built with --with-cudnn): times samples
+ * it links one (the CUDA runtime, built with --with-cuda): times samples
  * by events on the handle's stream, as DESIGN.md §4 asks of GPU times, and
  * copies with the runtime's own asynchronous device-to-device copy, the
  * rate the memory-bound ops are held against. Without it, samples are
@@ -13,9 +13,9 @@
 #include "tools/bench.h"
 
 /* Handle h's device part, or NULL where the bench has no runtime for h's
- * backend (the CPU; HIP; CUDA without --with-cudnn) or its events cannot
- * be made; why in msg. Call it after a udnn call on h that reached the
- * backend (bench_exec_open's), so that h's device is the current one. */
+ * backend (the CPU, HIP) or its events cannot be made; why in msg. Call
+ * it after a udnn call on h that reached the backend (bench_exec_open's),
+ * so that h's device is the current one. */
 bench_device *bench_device_open(udnnHandle_t h, char *msg, size_t n);
 void bench_device_close(bench_device *d);
 

@@ -41,6 +41,13 @@ tools_udnn_bench_SOURCES += tools/bench_onednn.c
 tools_udnn_bench_CPPFLAGS += -DUDNN_BENCH_ONEDNN $(ONEDNN_CPPFLAGS)
 tools_udnn_bench_LDADD += $(ONEDNN_LIBS)
 endif
+# the CUDA runtime for the device clock and copy (bench_device.c) wherever
+# the CUDA backend is built
+if HAVE_CUDA
+tools_udnn_bench_CPPFLAGS += -DUDNN_BENCH_CUDART -I$(CUDA_HOME)/include
+tools_udnn_bench_LDADD += -L$(CUDA_HOME)/lib64 -lcudart
+tools_udnn_bench_LDFLAGS += -Wl,-rpath,$(CUDA_HOME)/lib64
+endif
 if HAVE_CUDNN
 tools_udnn_bench_SOURCES += tools/bench_cudnn.c
 tools_udnn_bench_CPPFLAGS += -DUDNN_BENCH_CUDNN $(CUDNN_CPPFLAGS)
