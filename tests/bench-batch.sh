@@ -56,6 +56,24 @@ rc=$?
 [ "$rc" -ne 0 ] && echo "$err" | grep -q -- '--clock wall: expected auto, device or host' ||
     fail "--clock wall: $err"
 
+# the CUDA backend where it answers (scripts/gpu-check runs make check
+# with UDNN_BACKEND_PATH at its plugin): samples timed by device events,
+# the copy the runtime's own (bench_device.h); skipped where no handle
+# can be made
+line=$("$bench" copy --n 2 --c 3 --h 16 --w 16 --backend cuda --clock device --iters 2 2>&1)
+case "$line" in
+*"creating the handle"*) echo "bench-batch: no CUDA backend here; its device clock not tried" ;;
+*)
+    echo "$line"
+    echo "$line" | grep -Eq '^copy d2d:2x3x16x16 .* PASS .* solver memcpy .* [0-9.e+-]+ GB/s' ||
+        fail "the cuda copy by events: $line"
+    line=$("$bench" act --n 2 --c 3 --h 16 --w 16 --backend cuda --clock device --burst 3 \
+        --iters 2 2>&1)
+    echo "$line"
+    echo "$line" | grep -Eq ' PASS .* median [0-9.e+-]+ ms' || fail "cuda act by events: $line"
+    ;;
+esac
+
 # --compare on every family: a problem without a peer still runs and passes
 out=$("$bench" --backend cpu --compare --iters 1 --warmup 0 --no-solver --batch "$batch" 2>&1)
 rc=$?
