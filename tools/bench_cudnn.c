@@ -818,7 +818,7 @@ int bench_cudnn_time(bench_problem *p, bench_exec *e, const bench_timing *t,
     /* one run, compared with udnn's answer; then the timed ones */
     if (rc == 0) rc = compare_with_udnn(&q);
     if (rc == 0) {
-        switch (bench_time_loop(peer_run, sync_stream, &q, e->sets, t, &r->times)) {
+        switch (bench_time_loop(peer_run, sync_stream, &q, e->sets, t, e->dev, &r->times)) {
         case 0: break;
         case -1: snprintf(msg, n, "out of memory"); /* fall through */
         default: rc = -1; break;

@@ -143,7 +143,6 @@ static int read_run_opts(bench_problem *p, run_opts *o)
     o->timing.iters = iters < 0 ? 0 : (int)iters;
     o->timing.burst = (int)burst;
     o->timing.max_ms = max_ms;
-    o->timing.dev = NULL;
     if (o->sets <= 0) o->sets = bench_auto_sets(p);
     return 0;
 }
@@ -234,9 +233,7 @@ static int run_on(bench_session *s, bench_problem *p, bench_args *a, const run_o
                  bench_probe_solver(a, r.backend, r.solver, sizeof r.solver) < 0)
             snprintf(r.solver, sizeof r.solver, "?");
         p->err[0] = '\0';
-        bench_timing timing = o->timing;
-        timing.dev = e.dev;
-        if (timing.iters > 0 && bench_time(p, &e, &timing, &r.times) == 0) {
+        if (o->timing.iters > 0 && bench_time(p, &e, &o->timing, &r.times) == 0) {
             r.timed = 1;
             fill_rate(p, &r);
         }
@@ -245,7 +242,7 @@ static int run_on(bench_session *s, bench_problem *p, bench_args *a, const run_o
         if (r.timed && o->compare) {
             bench_peer_result peer;
             char msg[BENCH_ERR] = "";
-            int got = bench_peer_time(p, &e, b, &timing, &peer, msg, sizeof msg);
+            int got = bench_peer_time(p, &e, b, &o->timing, &peer, msg, sizeof msg);
             if (got == 0 && peer.times.median_ms > 0) {
                 r.have_peer = 1;
                 snprintf(r.peer, sizeof r.peer, "%s", peer.name);

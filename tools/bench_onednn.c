@@ -473,7 +473,8 @@ int bench_onednn_time(bench_problem *p, bench_exec *e, const bench_timing *t,
         return -1;
     }
     onednn_job job = {&q};
-    int rc = bench_time_loop(onednn_run, onednn_sync, &job, sets, t, &r->times);
+    /* the host's clock: oneDNN runs on the CPU */
+    int rc = bench_time_loop(onednn_run, onednn_sync, &job, sets, t, NULL, &r->times);
     if (rc != 0) {
         snprintf(msg, n, "a oneDNN run failed");
         rc = -1;

@@ -81,7 +81,7 @@ void bench_exec_close(bench_problem *p, bench_exec *e)
 }
 
 int bench_time_loop(int (*run)(void *ctx, int set), int (*sync)(void *ctx), void *ctx, int sets,
-                    const bench_timing *t, bench_times *out)
+                    const bench_timing *t, bench_device *dev, bench_times *out)
 {
     memset(out, 0, sizeof *out);
     if (sets < 1) sets = 1;
@@ -96,12 +96,12 @@ int bench_time_loop(int (*run)(void *ctx, int set), int (*sync)(void *ctx), void
     int n = 0;
     for (; n < t->iters && (n == 0 || spent < t->max_ms); n++) {
         const double t0 = bench_now_ms();
-        int rc = t->dev != NULL ? bench_device_mark(t->dev, 0) : 0;
+        int rc = dev != NULL ? bench_device_mark(dev, 0) : 0;
         for (int b = 0; b < burst && rc == 0; b++, set = (set + 1) % sets) rc = run(ctx, set);
-        if (rc == 0 && t->dev != NULL) rc = bench_device_mark(t->dev, 1);
+        if (rc == 0 && dev != NULL) rc = bench_device_mark(dev, 1);
         if (rc == 0) rc = sync(ctx);
         const double dt = bench_now_ms() - t0;
-        const double sample = t->dev != NULL && rc == 0 ? bench_device_elapsed(t->dev) : dt;
+        const double sample = dev != NULL && rc == 0 ? bench_device_elapsed(dev) : dt;
         if (rc < 0 || sample < 0) {
             free(times);
             return 2;
@@ -142,7 +142,7 @@ static int udnn_sync(void *ctx)
 int bench_time(bench_problem *p, bench_exec *e, const bench_timing *t, bench_times *out)
 {
     udnn_job j = {p, e, UDNN_STATUS_SUCCESS};
-    switch (bench_time_loop(udnn_run, udnn_sync, &j, e->sets, t, out)) {
+    switch (bench_time_loop(udnn_run, udnn_sync, &j, e->sets, t, e->dev, out)) {
     case 0: return 0;
     case 1: return bench_fail_udnn(p, j.st, "warm-up run");
     case 2: return bench_fail_udnn(p, j.st, "timed run");

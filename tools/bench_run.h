@@ -23,9 +23,6 @@ typedef struct {
     int warmup, iters;
     int burst;     /* runs between two waits in a timed sample (1 or more) */
     double max_ms; /* stop timing after this much (at least one sample) */
-    /* the samples' clock: events on its stream (bench_device.h), or NULL:
-     * the host's clock around the runs and the wait */
-    bench_device *dev;
 } bench_timing;
 
 typedef struct {
@@ -39,13 +36,14 @@ int bench_time(bench_problem *p, bench_exec *e, const bench_timing *t, bench_tim
 /* The timing loop itself, for udnn and for the peers alike: t->warmup runs
  * of run(ctx, set) and one sync(ctx), then up to t->iters samples (at
  * least one, until t->max_ms have been spent), each t->burst runs back to
- * back and one sync(ctx), timed together by t->dev's marks or the host's
- * clock, a run's time the sample's over t->burst; the runs take the
- * `sets` buffer sets in turn. run and sync return 0 or -1. Returns 0, 1
+ * back and one sync(ctx), timed together by dev's marks (bench_device.h)
+ * or, where dev is NULL, the host's clock around the runs and the wait, a
+ * run's time the sample's over t->burst; the runs take the `sets` buffer
+ * sets in turn. run and sync return 0 or -1. Returns 0, 1
  * when a warm-up run failed, 2 when a timed run failed (or its clock),
  * -1 when out of memory. */
 int bench_time_loop(int (*run)(void *ctx, int set), int (*sync)(void *ctx), void *ctx, int sets,
-                    const bench_timing *t, bench_times *out);
+                    const bench_timing *t, bench_device *dev, bench_times *out);
 
 /* Milliseconds of a monotonic clock. */
 double bench_now_ms(void);
