@@ -307,34 +307,28 @@ __device__ __forceinline__ void bn_apply_one(const bn_apply_args<T, C> &a, const
     a.out[oo] = io<T>::st((S)udnn_gpu_scale_blend(v, a.alpha, a.beta, old));
 }
 
-/* One 16-byte vector of the dense walk: vector jv from the coefficients of
- * its V features (kc) or its one feature (kc[0]). */
-template <class T, bool BWD, bool ONE, class C>
-__device__ __forceinline__ void bn_apply_vec(const bn_apply_args<T, C> &a, const bn_coef<C> *kc,
-                                             const udnn_gpu_vec<T> &xv, const udnn_gpu_vec<T> &gv,
-                                             udnn_gpu_vec<T> &ov)
-{
-    typedef typename io<T>::C S;
-    const int V = 16 / sizeof(T);
-#pragma unroll
-    for (int k = 0; k < V; k++) {
-        const C v = bn_value<C, BWD>(kc[ONE ? 0 : k], (C)udnn_gpu_pack_ld(xv, k),
-                                     BWD ? (C)udnn_gpu_pack_ld(gv, k) : C(0));
-        const C old = a.beta != C(0) ? (C)udnn_gpu_pack_ld(ov, k) : C(0);
-        ov.v[k] = io<T>::st((S)udnn_gpu_scale_blend(v, a.alpha, a.beta, old));
-    }
-}
+/* The vectors a thread of the dense walk loads together before computing
+ * any, `step` apart. With the blend chosen per element (predicated: an
+ * element paid for both sides) and two vectors a step, the H200 ran
+ * inference f16 NHWC 64 x 256 x 56 x 56 at 3418 / 3417 GB/s in bursts,
+ * 85% of copy; with the blend chosen once a launch and the stores evict
+ * first (bn_store_pack) 3523 / 3533 (f32 NCHW 3733 / 3745 to 3760 /
+ * 3745); 4 vectors a step 3490 / 3513. */
+#ifndef BN_APPLY_U
+#define BN_APPLY_U 2
+#endif
 
 /* Every tensor dense in one layout: memory offsets shared by all. Each
- * thread takes two vectors a step, their loads issued together. FUSE
- * (inference): the block first computes every feature's coefficients
- * into dynamic shared memory (F of each), as bn_infer_coef would, and
- * needs no launch of its own for them. */
+ * thread takes BN_APPLY_U vectors a step; the blend is chosen once a
+ * launch (udnn_gpu_blending). FUSE (inference): the block first computes
+ * every feature's coefficients into dynamic shared memory (F of each), as
+ * bn_infer_coef would, and needs no launch of its own for them. */
 template <class T, class I, bool BWD, bool FUSE>
 __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
     bn_apply_dense(bn_apply_args<T, typename bn_acc<T, BWD>::A> a)
 {
     typedef typename bn_acc<T, BWD>::A C;
+    constexpr int V = 16 / sizeof(T), U = BN_APPLY_U;
     const C *coef = a.coef;
     if constexpr (FUSE) {
         extern __shared__ double bn_table[];
@@ -347,67 +341,64 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK)
         __syncthreads();
         coef = t;
     }
-    const int V = 16 / sizeof(T);
     const I n = (I)a.n, div = (I)a.div, mod = (I)a.F;
     const I nvec = a.vec ? n / V : 0;
-    const I step = (I)gridDim.x * blockDim.x;
+    const I step = (I)gridDim.x * blockDim.x, first = (I)blockIdx.x * blockDim.x + threadIdx.x;
     const udnn_gpu_vec<T> *xs = (const udnn_gpu_vec<T> *)a.x, *gs = (const udnn_gpu_vec<T> *)a.dy;
-    udnn_gpu_vec<T> *os = (udnn_gpu_vec<T> *)a.out;
+    /* U vectors from jv, each through coefficients that coefs(j, kc) sets
+     * (NK of them: one a feature of the vector, or its one feature) */
+    auto walk = [&](auto blending, I jv, auto nk, auto coefs) {
+        constexpr bool BLEND = decltype(blending)::value;
+        constexpr int NK = decltype(nk)::value;
+        for (; jv < nvec; jv += U * step) {
+            udnn_gpu_vec<T> xv[U], gv[U];
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (jv + u * step < nvec) { /* below 2^31 (or 2^63): nvec + U * step is */
+                    xv[u] = xs[jv + u * step];
+                    if (BWD) gv[u] = gs[jv + u * step];
+                }
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (jv + u * step < nvec) {
+                    bn_coef<C> kc[NK];
+                    coefs(jv + u * step, kc);
+                    bn_store_pack<T, BWD, BLEND>(a.out + (int64_t)(jv + u * step) * V, kc, xv[u],
+                                                 gv[u], a.alpha, a.beta);
+                }
+        }
+    };
+    typedef std::integral_constant<int, V> each;
+    typedef std::integral_constant<int, 1> one;
     if (a.hoist) {
         /* NHWC-like: the features repeat every F elements, so a thread's
          * vectors all start at the same feature */
-        const I jv0 = (I)blockIdx.x * blockDim.x + threadIdx.x;
-        if (jv0 >= nvec) return;
-        const I f0 = (jv0 * V) % mod;
-        bn_coef<C> kc[V];
+        if (first >= nvec) return;
+        const I f0 = (first * V) % mod;
+        bn_coef<C> kh[V];
 #pragma unroll
-        for (int k = 0; k < V; k++) kc[k] = bn_load_coef(coef, a.F, (int64_t)(f0 + k));
-        for (I jv = jv0; jv < nvec; jv += 2 * step) {
-            const bool two = jv + step < nvec; /* stays below 2^31 (or 2^63): nvec + step does */
-            udnn_gpu_vec<T> xv[2], gv[2], ov[2];
+        for (int k = 0; k < V; k++) kh[k] = bn_load_coef(coef, a.F, (int64_t)(f0 + k));
+        udnn_gpu_blending(a.beta, [&](auto blending) {
+            walk(blending, first, each{}, [&](I, bn_coef<C>(&kc)[V]) {
 #pragma unroll
-            for (int u = 0; u < 2; u++)
-                if (u == 0 || two) {
-                    xv[u] = xs[jv + u * step];
-                    if (BWD) gv[u] = gs[jv + u * step];
-                    if (a.beta != C(0)) ov[u] = os[jv + u * step];
-                }
-#pragma unroll
-            for (int u = 0; u < 2; u++)
-                if (u == 0 || two) {
-                    bn_apply_vec<T, BWD, false, C>(a, kc, xv[u], gv[u], ov[u]);
-                    os[jv + u * step] = ov[u];
-                }
-        }
+                for (int k = 0; k < V; k++) kc[k] = kh[k];
+            });
+        });
         return; /* n is a multiple of F, so of V: no tail */
     }
-    for (I jv = (I)blockIdx.x * blockDim.x + threadIdx.x; jv < nvec; jv += 2 * step) {
-        const bool two = jv + step < nvec;
-        udnn_gpu_vec<T> xv[2], gv[2], ov[2];
+    udnn_gpu_blending(a.beta, [&](auto blending) {
+        if (div == 1)
+            walk(blending, first, each{}, [&](I jv, bn_coef<C>(&kc)[V]) {
+                const I f0 = (jv * V) % mod;
 #pragma unroll
-        for (int u = 0; u < 2; u++)
-            if (u == 0 || two) {
-                xv[u] = xs[jv + u * step];
-                if (BWD) gv[u] = gs[jv + u * step];
-                if (a.beta != C(0)) ov[u] = os[jv + u * step];
-            }
-#pragma unroll
-        for (int u = 0; u < 2; u++)
-            if (u == 0 || two) {
-                const I f0 = ((jv + u * step) * V / div) % mod;
-                if (div == 1) {
-                    bn_coef<C> kc[V];
-#pragma unroll
-                    for (int k = 0; k < V; k++) kc[k] = bn_load_coef(coef, a.F, (int64_t)(f0 + k));
-                    bn_apply_vec<T, BWD, false, C>(a, kc, xv[u], gv[u], ov[u]);
-                } else {
-                    const bn_coef<C> kc = bn_load_coef(coef, a.F, (int64_t)f0);
-                    bn_apply_vec<T, BWD, true, C>(a, &kc, xv[u], gv[u], ov[u]);
-                }
-                os[jv + u * step] = ov[u];
-            }
-    }
-    for (I i = nvec * V + (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+                for (int k = 0; k < V; k++) kc[k] = bn_load_coef(coef, a.F, (int64_t)(f0 + k));
+            });
+        else
+            walk(blending, first, one{}, [&](I jv, bn_coef<C>(&kc)[1]) {
+                kc[0] = bn_load_coef(coef, a.F, (int64_t)((jv * V / div) % mod));
+            });
+    });
+    for (I i = nvec * V + first; i < n; i += step)
         bn_apply_one<T, I, BWD, C>(a, coef, (i / div) % mod, (int64_t)i, (int64_t)i, (int64_t)i);
 }
 
