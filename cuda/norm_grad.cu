@@ -107,40 +107,49 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
     }
 }
 
+#ifndef NM_FIN_ROWS
+#define NM_FIN_ROWS 16
+#endif
 #define NM_FIN_LANES 32
-#define NM_FIN_ROWS 8
 
-/* Adds each parameter's split partials (lanes tx, tx + 32, ..., then a
- * fixed tree) in double and writes dscale and dbias. */
+/* Adds each parameter's split partials in double and writes dscale and
+ * dbias: a warp takes 32 adjacent parameters (each split's partials of
+ * them are one 256-byte run), its row of the block every NM_FIN_ROWS-th
+ * split in order, then the block's rows join in a fixed tree. A warp over
+ * one parameter's splits read 8 bytes of each 32-byte sector (9 to 13 us
+ * after the 16-bit layer norm rows backward). H200, f16 rows backward in
+ * bursts, that against this: 16384 x 4096 1906 / 1904 to 1965 / 1964
+ * GB/s, 65536 x 1024 2313 / 2307 to 2325 / 2328, RMS 131072 x 512 2385 /
+ * 2373 to 2403 / 2395; 32 rows a block level with 16. */
 template <class T>
-__global__ void __launch_bounds__(NM_FIN_LANES *NM_FIN_ROWS) nm_grad_finish(nm_grad_args<T> a,
-                                                                            int64_t splits)
+__global__ void __launch_bounds__(NM_FIN_LANES *NM_FIN_ROWS)
+    nm_grad_finish(nm_grad_args<T> a, int64_t splits)
 {
     __shared__ double red[2][NM_FIN_ROWS][NM_FIN_LANES];
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const int64_t f = (int64_t)blockIdx.x * NM_FIN_ROWS + ty;
+    const int64_t f = (int64_t)blockIdx.x * NM_FIN_LANES + tx;
     double ds = 0.0, db = 0.0;
     if (f < a.F)
 #pragma unroll 4
-        for (int64_t s = tx; s < splits; s += NM_FIN_LANES) {
+        for (int64_t s = ty; s < splits; s += NM_FIN_ROWS) {
             ds += a.partial[(s * 2) * a.F + f];
             db += a.partial[(s * 2 + 1) * a.F + f];
         }
     red[0][ty][tx] = ds;
     red[1][ty][tx] = db;
     __syncthreads();
-    for (int w = NM_FIN_LANES / 2; w > 0; w /= 2) {
-        if (tx < w) {
-            red[0][ty][tx] += red[0][ty][tx + w];
-            red[1][ty][tx] += red[1][ty][tx + w];
+    for (int h = NM_FIN_ROWS / 2; h > 0; h /= 2) {
+        if (ty < h) {
+            red[0][ty][tx] += red[0][ty + h][tx];
+            red[1][ty][tx] += red[1][ty + h][tx];
         }
         __syncthreads();
     }
-    if (tx != 0 || f >= a.F) return;
+    if (ty != 0 || f >= a.F) return;
     int64_t fo[NM_SLOTS];
     udnn_gpu_space_offsets<int64_t, NM_SLOTS>(a.feat, f, fo);
-    a.dscale[fo[N_P]] = (typename udnn_gpu_param<T>::P)red[0][ty][0];
-    if (a.dbias != NULL) a.dbias[fo[N_P]] = (typename udnn_gpu_param<T>::P)red[1][ty][0];
+    a.dscale[fo[N_P]] = (typename udnn_gpu_param<T>::P)red[0][0][tx];
+    if (a.dbias != NULL) a.dbias[fo[N_P]] = (typename udnn_gpu_param<T>::P)red[1][0][tx];
 }
 
 /* nm_grad_finish over a's F parameters and their `splits` partials. */
@@ -150,7 +159,7 @@ udnnStatus_t nm_grad_finish_launch(const udnn_gpu_context *c, const nm_grad_args
 {
     const dim3 block(NM_FIN_LANES, NM_FIN_ROWS);
     nm_grad_finish<T>
-        <<<(unsigned)((a.F + NM_FIN_ROWS - 1) / NM_FIN_ROWS), block, 0, c->stream>>>(a, splits);
+        <<<(unsigned)((a.F + NM_FIN_LANES - 1) / NM_FIN_LANES), block, 0, c->stream>>>(a, splits);
     return udnn_gpu_launched();
 }
 
