@@ -66,6 +66,36 @@ __device__ __forceinline__ void pool_stv(T *p, const typename io<T>::C *v,
     else udnn_gpu_blend_store_pack<T, V>(p, v, alpha, beta);
 }
 
+/* pool_stv with the blend chosen before the kernel's loop (pool_blending):
+ * BLEND false stores alpha * v. Chosen per store, the blend cost the f32
+ * kernels as if issued either way: H200, 64 x 256 x 56 x 56 in bursts,
+ * average pooling 3 x 3 NHWC f32 (pool_chan_fwd) 3424 / 3441 GB/s with
+ * the choice per store, 3683 / 3692 once a launch; max pooling backward
+ * 2 x 2 f32 (pool_row_cell) 3442 / 3452 and 3522 / 3542. */
+template <bool BLEND, class T, int V>
+__device__ __forceinline__ void pool_stv_if(T *p, const typename io<T>::C *v,
+                                            typename io<T>::C alpha, typename io<T>::C beta)
+{
+    if constexpr (BLEND) {
+        pool_stv<T, V>(p, v, alpha, beta);
+    } else {
+        udnn_gpu_pack<T, V> u;
+#pragma unroll
+        for (int j = 0; j < V; j++) u.v[j] = io<T>::st(alpha * v[j]);
+        *(udnn_gpu_pack<T, V> *)p = u;
+    }
+}
+
+/* udnn_gpu_blending for 4- and 8-byte types. The 16-bit kernels keep the
+ * choice per store (f(true_type): pool_stv tests beta): with the choice
+ * once a launch the max 3 x 3 NHWC forward f16 (pool_chan_fwd, at 80
+ * registers) fell from 2225 to 1752 GB/s. */
+template <class T, class C, class F> __device__ __forceinline__ void pool_blending(C beta, F &&f)
+{
+    if constexpr (sizeof(T) == 2) f(std::true_type{});
+    else udnn_gpu_blending(beta, f);
+}
+
 /* V argmax bytes (V = 2 or 4), byte j of `bytes` at p + j; p aligned to V. */
 template <int V> __device__ __forceinline__ void pool_st_bytes(uint8_t *p, uint32_t bytes)
 {
@@ -355,111 +385,115 @@ pool_row_cell_kernel(pool_args a, const T *__restrict__ x, const T *__restrict__
     typedef typename io<T>::C C;
     typedef pool_vt<T> VT;
     constexpr int V = VT::N, NB = 2 * V;
-    UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
-    {
-        int64_t t[5];
-        pool_split(a, i, t);
-        const int ow0 = (int)t[0] * V, B = 2 * ow0, oh = (int)t[1], od = (int)t[2];
-        int dlo, dhi, hlo, hhi, cdlo, cdhi, chlo, chhi;
-        const int d0 = pool_span(a, 0, od, dlo, dhi);
-        const int h0 = pool_span(a, 1, oh, hlo, hhi);
-        pool_cell(a, 0, od, cdlo, cdhi);
-        pool_cell(a, 1, oh, chlo, chhi);
-        const int ehi = a.in[2] - B; /* column B + e lies inside the row when e < ehi */
-        /* the windows' maxima */
-        pool_mx<C> m[V];
+    pool_blending<T>(beta, [&](auto blending) {
+        constexpr bool BLEND = decltype(blending)::value;
+        UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
+        {
+            int64_t t[5];
+            pool_split(a, i, t);
+            const int ow0 = (int)t[0] * V, B = 2 * ow0, oh = (int)t[1], od = (int)t[2];
+            int dlo, dhi, hlo, hhi, cdlo, cdhi, chlo, chhi;
+            const int d0 = pool_span(a, 0, od, dlo, dhi);
+            const int h0 = pool_span(a, 1, oh, hlo, hhi);
+            pool_cell(a, 0, od, cdlo, cdhi);
+            pool_cell(a, 1, oh, chlo, chhi);
+            const int ehi = a.in[2] - B; /* column B + e lies inside the row when e < ehi */
+            /* the windows' maxima */
+            pool_mx<C> m[V];
 #pragma unroll
-        for (int j = 0; j < V; j++) pool_mx_init(m[j], a.propagate_nan);
-        if (MODE == POOL_MAX) {
-            const T *xb = x + t[4] * a.xs[0] + t[3] * a.xs[1];
-            const bool whole = a.vx && NB <= ehi;
-            const T padt = io<T>::st(pool_pad<C>(MODE, a.propagate_nan));
-            for (int d = dlo; d < dhi; d++) {
-                /* the plane's rows, pool_pad's value where no window reaches */
-                VT buf[2][2];
+            for (int j = 0; j < V; j++) pool_mx_init(m[j], a.propagate_nan);
+            if (MODE == POOL_MAX) {
+                const T *xb = x + t[4] * a.xs[0] + t[3] * a.xs[1];
+                const bool whole = a.vx && NB <= ehi;
+                const T padt = io<T>::st(pool_pad<C>(MODE, a.propagate_nan));
+                for (int d = dlo; d < dhi; d++) {
+                    /* the plane's rows, pool_pad's value where no window reaches */
+                    VT buf[2][2];
 #pragma unroll
-                for (int r = 0; r < 2; r++) {
-                    const bool live = h0 + r >= hlo && h0 + r < hhi;
-                    const T *row = xb + d * a.xs[2] + (h0 + r) * a.xs[3];
-                    if (live && whole) {
-                        buf[r][0] = *(const VT *)(row + B);
-                        buf[r][1] = *(const VT *)(row + B + V);
-                    } else {
+                    for (int r = 0; r < 2; r++) {
+                        const bool live = h0 + r >= hlo && h0 + r < hhi;
+                        const T *row = xb + d * a.xs[2] + (h0 + r) * a.xs[3];
+                        if (live && whole) {
+                            buf[r][0] = *(const VT *)(row + B);
+                            buf[r][1] = *(const VT *)(row + B + V);
+                        } else {
 #pragma unroll
-                        for (int e = 0; e < NB; e++)
-                            buf[r][e / V].v[e % V] =
-                                live && e < ehi ? row[(int64_t)(B + e) * a.xs[4]] : padt;
+                            for (int e = 0; e < NB; e++)
+                                buf[r][e / V].v[e % V] =
+                                    live && e < ehi ? row[(int64_t)(B + e) * a.xs[4]] : padt;
+                        }
+                    }
+                    const int base = (d - d0) * a.win[1] * 2;
+#pragma unroll
+                    for (int j = 0; j < V; j++) {
+                        C v[4];
+#pragma unroll
+                        for (int k = 0; k < 4; k++) {
+                            const int e = 2 * j + k % 2;
+                            v[k] = io<T>::ld(buf[k / 2][e / V].v[e % V]);
+                        }
+                        const C pm = pool_plane_max(v, a.propagate_nan);
+                        pool_mx_take<C, true>(m[j], pm, base + pool_plane_at(v, pm),
+                                              a.propagate_nan);
                     }
                 }
-                const int base = (d - d0) * a.win[1] * 2;
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    m[j].at = pool_mx_at(m[j], ((dlo - d0) * a.win[1] + (hlo - h0)) * 2);
+            }
+            /* each window's dy, divided for average; 0 past the last output */
+            C g[V];
+            const T *dyr = dy + t[4] * a.ys[0] + t[3] * a.ys[1] + od * a.ys[2] + oh * a.ys[3];
+            if (a.vy && ow0 + V <= a.out[2]) {
+                const VT u = *(const VT *)(dyr + ow0);
+#pragma unroll
+                for (int j = 0; j < V; j++) g[j] = io<T>::ld(u.v[j]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    g[j] = ow0 + j < a.out[2] ? io<T>::ld(dyr[(ow0 + j) * a.ys[4]]) : C(0);
+            }
+            if (MODE == POOL_AVG) {
 #pragma unroll
                 for (int j = 0; j < V; j++) {
-                    C v[4];
-#pragma unroll
-                    for (int k = 0; k < 4; k++) {
-                        const int e = 2 * j + k % 2;
-                        v[k] = io<T>::ld(buf[k / 2][e / V].v[e % V]);
-                    }
-                    const C pm = pool_plane_max(v, a.propagate_nan);
-                    pool_mx_take<C, true>(m[j], pm, base + pool_plane_at(v, pm), a.propagate_nan);
+                    const int cols = (2 * j < ehi ? 1 : 0) + (2 * j + 1 < ehi ? 1 : 0);
+                    g[j] = pool_div(g[j], a.include_pad ? C(a.win[0] * a.win[1] * 2)
+                                                        : C((dhi - dlo) * (hhi - hlo) * cols));
                 }
             }
+            /* the cells' dx */
+            T *dxb = dx + t[4] * a.xs2[0] + t[3] * a.xs2[1];
+            const bool last = ow0 + V >= a.out[2], vec = a.vdx && NB <= ehi;
+            for (int d = cdlo; d < cdhi; d++)
+                for (int h = chlo; h < chhi; h++) {
+                    const bool in_win = d >= dlo && d < dhi && h >= hlo && h < hhi;
+                    const int rowpos = ((d - d0) * a.win[1] + (h - h0)) * 2;
+                    T *row = dxb + d * a.xs2[2] + h * a.xs2[3];
 #pragma unroll
-            for (int j = 0; j < V; j++)
-                m[j].at = pool_mx_at(m[j], ((dlo - d0) * a.win[1] + (hlo - h0)) * 2);
-        }
-        /* each window's dy, divided for average; 0 past the last output */
-        C g[V];
-        const T *dyr = dy + t[4] * a.ys[0] + t[3] * a.ys[1] + od * a.ys[2] + oh * a.ys[3];
-        if (a.vy && ow0 + V <= a.out[2]) {
-            const VT u = *(const VT *)(dyr + ow0);
+                    for (int q = 0; q < 2; q++) {
+                        C v[V];
 #pragma unroll
-            for (int j = 0; j < V; j++) g[j] = io<T>::ld(u.v[j]);
-        } else {
+                        for (int k = 0; k < V; k++) {
+                            const int e = q * V + k, j = e / 2;
+                            const bool mine = MODE == POOL_MAX ? m[j].at == rowpos + e % 2 : true;
+                            v[k] = in_win && ow0 + j < a.out[2] && mine ? g[j] : C(0);
+                        }
+                        if (vec) {
+                            pool_stv_if<BLEND, T, V>(row + B + q * V, v, alpha, beta);
+                        } else {
 #pragma unroll
-            for (int j = 0; j < V; j++)
-                g[j] = ow0 + j < a.out[2] ? io<T>::ld(dyr[(ow0 + j) * a.ys[4]]) : C(0);
-        }
-        if (MODE == POOL_AVG) {
-#pragma unroll
-            for (int j = 0; j < V; j++) {
-                const int cols = (2 * j < ehi ? 1 : 0) + (2 * j + 1 < ehi ? 1 : 0);
-                g[j] = pool_div(g[j], a.include_pad ? C(a.win[0] * a.win[1] * 2)
-                                                     : C((dhi - dlo) * (hhi - hlo) * cols));
-            }
-        }
-        /* the cells' dx */
-        T *dxb = dx + t[4] * a.xs2[0] + t[3] * a.xs2[1];
-        const bool last = ow0 + V >= a.out[2], vec = a.vdx && NB <= ehi;
-        for (int d = cdlo; d < cdhi; d++)
-            for (int h = chlo; h < chhi; h++) {
-                const bool in_win = d >= dlo && d < dhi && h >= hlo && h < hhi;
-                const int rowpos = ((d - d0) * a.win[1] + (h - h0)) * 2;
-                T *row = dxb + d * a.xs2[2] + h * a.xs2[3];
-#pragma unroll
-                for (int q = 0; q < 2; q++) {
-                    C v[V];
-#pragma unroll
-                    for (int k = 0; k < V; k++) {
-                        const int e = q * V + k, j = e / 2;
-                        const bool mine = MODE == POOL_MAX ? m[j].at == rowpos + e % 2 : true;
-                        v[k] = in_win && ow0 + j < a.out[2] && mine ? g[j] : C(0);
+                            for (int k = 0; k < V; k++)
+                                if (q * V + k < ehi)
+                                    udnn_gpu_blend_store(row + (B + q * V + k) * a.xs2[4], v[k],
+                                                         alpha, beta);
+                        }
                     }
-                    if (vec) {
-                        pool_stv<T, V>(row + B + q * V, v, alpha, beta);
-                    } else {
-#pragma unroll
-                        for (int k = 0; k < V; k++)
-                            if (q * V + k < ehi)
-                                udnn_gpu_blend_store(row + (B + q * V + k) * a.xs2[4], v[k], alpha,
-                                                     beta);
-                    }
+                    if (last)
+                        for (int w = B + NB; w < a.in[2]; w++)
+                            udnn_gpu_blend_store(row + w * a.xs2[4], C(0), alpha, beta);
                 }
-                if (last)
-                    for (int w = B + NB; w < a.in[2]; w++)
-                        udnn_gpu_blend_store(row + w * a.xs2[4], C(0), alpha, beta);
-            }
-    }
+        }
+    });
 }
 
 /* ---- rows: the 2x2 / 2 forward and the 3x3 / 2 max backward in one pass --------------- */
@@ -622,108 +656,113 @@ pool_chan_fwd_kernel(pool_args a, const T *__restrict__ x, T *__restrict__ y,
     constexpr int V = VT::N, P = SW > 0 ? 2 : 1, NC = KW > 0 ? (P - 1) * SW + KW : 1;
     const C pad = pool_pad<C>(MODE, a.propagate_nan);
     const T padt = io<T>::st(pad);
-    UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
-    {
-        int64_t t[5];
-        pool_split(a, i, t);
-        int dlo, dhi, hlo, hhi, ow[P], w0[P], wlo[P], whi[P];
-        const int d0 = pool_span(a, 0, (int)t[3], dlo, dhi);
-        const int h0 = pool_span(a, 1, (int)t[2], hlo, hhi);
+    pool_blending<T>(beta, [&](auto blending) {
+        constexpr bool BLEND = decltype(blending)::value;
+        UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
+        {
+            int64_t t[5];
+            pool_split(a, i, t);
+            int dlo, dhi, hlo, hhi, ow[P], w0[P], wlo[P], whi[P];
+            const int d0 = pool_span(a, 0, (int)t[3], dlo, dhi);
+            const int h0 = pool_span(a, 1, (int)t[2], hlo, hhi);
 #pragma unroll
-        for (int p = 0; p < P; p++) {
-            ow[p] = (int)t[1] * P + p;
-            w0[p] = pool_span(a, 2, ow[p], wlo[p], whi[p]);
-        }
-        const T *xb = x + t[4] * a.xs[0] + t[0] * V;
-        pool_mx<C> m[P][V];
+            for (int p = 0; p < P; p++) {
+                ow[p] = (int)t[1] * P + p;
+                w0[p] = pool_span(a, 2, ow[p], wlo[p], whi[p]);
+            }
+            const T *xb = x + t[4] * a.xs[0] + t[0] * V;
+            pool_mx<C> m[P][V];
 #pragma unroll
-        for (int p = 0; p < P; p++)
+            for (int p = 0; p < P; p++)
 #pragma unroll
-            for (int j = 0; j < V; j++) m[p][j].best = pad, m[p][j].at = -1;
-        const int kwin = KW > 0 ? KW : a.win[2];
-        for (int d = dlo; d < dhi; d++) {
-            const T *plane = xb + d * a.xs[2];
-            if (KW > 0) {
-                constexpr int K = KW > 0 ? KW : 1;
-                VT buf[K][NC];
+                for (int j = 0; j < V; j++) m[p][j].best = pad, m[p][j].at = -1;
+            const int kwin = KW > 0 ? KW : a.win[2];
+            for (int d = dlo; d < dhi; d++) {
+                const T *plane = xb + d * a.xs[2];
+                if (KW > 0) {
+                    constexpr int K = KW > 0 ? KW : 1;
+                    VT buf[K][NC];
 #pragma unroll
-                for (int r = 0; r < K; r++)
+                    for (int r = 0; r < K; r++)
 #pragma unroll
-                    for (int c = 0; c < NC; c++) {
-                        const int h = h0 + r, w = w0[0] + c;
-                        if (h >= hlo && h < hhi && w >= 0 && w < a.in[2]) {
-                            buf[r][c] = *(const VT *)(plane + h * a.xs[3] + w * a.xs[4]);
-                        } else {
+                        for (int c = 0; c < NC; c++) {
+                            const int h = h0 + r, w = w0[0] + c;
+                            if (h >= hlo && h < hhi && w >= 0 && w < a.in[2]) {
+                                buf[r][c] = *(const VT *)(plane + h * a.xs[3] + w * a.xs[4]);
+                            } else {
 #pragma unroll
-                            for (int j = 0; j < V; j++) buf[r][c].v[j] = padt;
+                                for (int j = 0; j < V; j++) buf[r][c].v[j] = padt;
+                            }
                         }
-                    }
-                const int base = (d - d0) * a.win[1] * K;
+                    const int base = (d - d0) * a.win[1] * K;
 #pragma unroll
-                for (int p = 0; p < P; p++)
-#pragma unroll
-                    for (int j = 0; j < V; j++) {
-                        C v[K * K];
-#pragma unroll
-                        for (int r = 0; r < K; r++)
-#pragma unroll
-                            for (int kw = 0; kw < K; kw++)
-                                v[r * K + kw] = io<T>::ld(buf[r][p * SW + kw].v[j]);
-                        if (MODE == POOL_AVG) {
-#pragma unroll
-                            for (int k = 0; k < K * K; k++) m[p][j].best += v[k];
-                        } else {
-                            const C pm = pool_plane_max(v, a.propagate_nan);
-                            if (MODE == POOL_MAX)
-                                m[p][j].best = pool_max_join(m[p][j].best, pm, a.propagate_nan);
-                            else
-                                pool_mx_take<C, true>(m[p][j], pm, base + pool_plane_at(v, pm),
-                                                      a.propagate_nan);
-                        }
-                    }
-            } else {
-                for (int h = hlo; h < hhi; h++) {
-                    const T *row = plane + h * a.xs[3];
-                    const int rowpos = ((d - d0) * a.win[1] + (h - h0)) * kwin - w0[0];
-                    for (int w = wlo[0]; w < whi[0]; w++) {
-                        const VT u = *(const VT *)(row + w * a.xs[4]);
+                    for (int p = 0; p < P; p++)
 #pragma unroll
                         for (int j = 0; j < V; j++) {
-                            const C v = io<T>::ld(u.v[j]);
-                            if (MODE == POOL_AVG) m[0][j].best += v;
-                            else if (MODE == POOL_MAX)
-                                m[0][j].best = pool_max_join(m[0][j].best, v, a.propagate_nan);
-                            else pool_mx_take<C, true>(m[0][j], v, rowpos + w, a.propagate_nan);
+                            C v[K * K];
+#pragma unroll
+                            for (int r = 0; r < K; r++)
+#pragma unroll
+                                for (int kw = 0; kw < K; kw++)
+                                    v[r * K + kw] = io<T>::ld(buf[r][p * SW + kw].v[j]);
+                            if (MODE == POOL_AVG) {
+#pragma unroll
+                                for (int k = 0; k < K * K; k++) m[p][j].best += v[k];
+                            } else {
+                                const C pm = pool_plane_max(v, a.propagate_nan);
+                                if (MODE == POOL_MAX)
+                                    m[p][j].best = pool_max_join(m[p][j].best, pm, a.propagate_nan);
+                                else
+                                    pool_mx_take<C, true>(m[p][j], pm, base + pool_plane_at(v, pm),
+                                                          a.propagate_nan);
+                            }
+                        }
+                } else {
+                    for (int h = hlo; h < hhi; h++) {
+                        const T *row = plane + h * a.xs[3];
+                        const int rowpos = ((d - d0) * a.win[1] + (h - h0)) * kwin - w0[0];
+                        for (int w = wlo[0]; w < whi[0]; w++) {
+                            const VT u = *(const VT *)(row + w * a.xs[4]);
+#pragma unroll
+                            for (int j = 0; j < V; j++) {
+                                const C v = io<T>::ld(u.v[j]);
+                                if (MODE == POOL_AVG)
+                                    m[0][j].best += v;
+                                else if (MODE == POOL_MAX)
+                                    m[0][j].best = pool_max_join(m[0][j].best, v, a.propagate_nan);
+                                else
+                                    pool_mx_take<C, true>(m[0][j], v, rowpos + w, a.propagate_nan);
+                            }
                         }
                     }
                 }
             }
-        }
-        const int64_t C_ = a.walk_dim[0] * V;
-        const int64_t opos = ((t[4] * a.out[0] + t[3]) * a.out[1] + t[2]) * a.out[2];
+            const int64_t C_ = a.walk_dim[0] * V;
+            const int64_t opos = ((t[4] * a.out[0] + t[3]) * a.out[1] + t[2]) * a.out[2];
 #pragma unroll
-        for (int p = 0; p < P; p++) {
-            if (ow[p] >= a.out[2]) continue;
-            if (MODE == POOL_ARG) {
-                uint32_t bytes = 0;
-                const int first = ((dlo - d0) * a.win[1] + (hlo - h0)) * kwin + wlo[p] - w0[p];
+            for (int p = 0; p < P; p++) {
+                if (ow[p] >= a.out[2]) continue;
+                if (MODE == POOL_ARG) {
+                    uint32_t bytes = 0;
+                    const int first = ((dlo - d0) * a.win[1] + (hlo - h0)) * kwin + wlo[p] - w0[p];
 #pragma unroll
-                for (int j = 0; j < V; j++)
-                    bytes |= (uint32_t)(uint8_t)pool_mx_at(m[p][j], first) << (8 * j);
-                pool_st_bytes<V>(arg + (opos + ow[p]) * C_ + t[0] * V, bytes);
-            } else {
-                C v[V];
-                const C div = a.include_pad ? C(a.win[0] * a.win[1] * a.win[2])
-                                            : C((dhi - dlo) * (hhi - hlo) * (whi[p] - wlo[p]));
+                    for (int j = 0; j < V; j++)
+                        bytes |= (uint32_t)(uint8_t)pool_mx_at(m[p][j], first) << (8 * j);
+                    pool_st_bytes<V>(arg + (opos + ow[p]) * C_ + t[0] * V, bytes);
+                } else {
+                    C v[V];
+                    const C div = a.include_pad ? C(a.win[0] * a.win[1] * a.win[2])
+                                                : C((dhi - dlo) * (hhi - hlo) * (whi[p] - wlo[p]));
 #pragma unroll
-                for (int j = 0; j < V; j++)
-                    v[j] = MODE == POOL_MAX ? m[p][j].best : pool_div(m[p][j].best, div);
-                pool_stv<T, V>(y + t[4] * a.ys[0] + t[0] * V + t[3] * a.ys[2] + t[2] * a.ys[3] +
-                                   ow[p] * a.ys[4],
-                               v, alpha, beta);
+                    for (int j = 0; j < V; j++)
+                        v[j] = MODE == POOL_MAX ? m[p][j].best : pool_div(m[p][j].best, div);
+                    pool_stv_if<BLEND, T, V>(y + t[4] * a.ys[0] + t[0] * V + t[3] * a.ys[2] +
+                                                 t[2] * a.ys[3] + ow[p] * a.ys[4],
+                                             v, alpha, beta);
+                }
             }
         }
-    }
+    });
 }
 
 /* Backward gather over items of V channels of one dx element (walk: C / V,
