@@ -128,6 +128,23 @@ __device__ __forceinline__ void pool_cell(const pool_args &a, int k, int o, int 
     hi = o == a.out[k] - 1 || start + a.str[k] > a.in[k] ? a.in[k] : start + a.str[k];
 }
 
+/* Joins a window plane's values v into m: their sum (POOL_AVG), their
+ * maximum (POOL_MAX), or the maximum and its position, base plus its
+ * place in the plane (POOL_ARG). */
+template <int MODE, class C, int N>
+__device__ __forceinline__ void pool_window_take(pool_mx<C> &m, const C (&v)[N], int base,
+                                                 bool propagate)
+{
+    if (MODE == POOL_AVG) {
+#pragma unroll
+        for (int k = 0; k < N; k++) m.best += v[k];
+    } else {
+        const C pm = pool_plane_max(v, propagate);
+        if (MODE == POOL_MAX) m.best = pool_max_join(m.best, pm, propagate);
+        else pool_mx_take<C, true>(m, pm, base + pool_plane_at(v, pm), propagate);
+    }
+}
+
 /* ---- fast paths: rows ------------------------------------------------------------ */
 
 /* The row forward's shape: items of V adjacent outputs of R rows, loading
@@ -229,17 +246,7 @@ POOL_FAST pool_row_fwd_kernel(pool_args a, const T *__restrict__ x, T *__restric
                             const int e = j * SW - PW + kw - L0;
                             v[r * KW + kw] = io<T>::ld(buf[rr][r][e / V].v[e % V]);
                         }
-                    if (MODE == POOL_AVG) {
-#pragma unroll
-                        for (int k = 0; k < KW * KW; k++) m[rr][j].best += v[k];
-                    } else {
-                        const C pm = pool_plane_max(v, a.propagate_nan);
-                        if (MODE == POOL_MAX)
-                            m[rr][j].best = pool_max_join(m[rr][j].best, pm, a.propagate_nan);
-                        else
-                            pool_mx_take<C, true>(m[rr][j], pm, base + pool_plane_at(v, pm),
-                                                  a.propagate_nan);
-                    }
+                    pool_window_take<MODE>(m[rr][j], v, base, a.propagate_nan);
                 }
         }
 #pragma unroll
@@ -705,17 +712,7 @@ pool_chan_fwd_kernel(pool_args a, const T *__restrict__ x, T *__restrict__ y,
 #pragma unroll
                                 for (int kw = 0; kw < K; kw++)
                                     v[r * K + kw] = io<T>::ld(buf[r][p * SW + kw].v[j]);
-                            if (MODE == POOL_AVG) {
-#pragma unroll
-                                for (int k = 0; k < K * K; k++) m[p][j].best += v[k];
-                            } else {
-                                const C pm = pool_plane_max(v, a.propagate_nan);
-                                if (MODE == POOL_MAX)
-                                    m[p][j].best = pool_max_join(m[p][j].best, pm, a.propagate_nan);
-                                else
-                                    pool_mx_take<C, true>(m[p][j], pm, base + pool_plane_at(v, pm),
-                                                          a.propagate_nan);
-                            }
+                            pool_window_take<MODE>(m[p][j], v, base, a.propagate_nan);
                         }
                 } else {
                     for (int h = hlo; h < hhi; h++) {
