@@ -308,12 +308,12 @@ __device__ __forceinline__ void bn_apply_one(const bn_apply_args<T, C> &a, const
 }
 
 /* The vectors a thread of the dense walk loads together before computing
- * any, `step` apart. With the blend chosen per element (predicated: an
- * element paid for both sides) and two vectors a step, the H200 ran
- * inference f16 NHWC 64 x 256 x 56 x 56 at 3418 / 3417 GB/s in bursts,
- * 85% of copy; with the blend chosen once a launch and the stores evict
- * first (bn_store_pack) 3523 / 3533 (f32 NCHW 3733 / 3745 to 3760 /
- * 3745); 4 vectors a step 3490 / 3513. */
+ * any, `step` apart. With the blend chosen per element (where the compiler
+ * predicates it, an element pays for both sides: see udnn_gpu_blending)
+ * and two vectors a step, the H200 ran inference f16 NHWC 64 x 256 x 56 x
+ * 56 at 3418 / 3417 GB/s in bursts, 85% of copy; with the blend chosen
+ * once a launch and the stores evict first (bn_store_pack) 3523 / 3533
+ * (f32 NCHW 3733 / 3745 to 3760 / 3745); 4 vectors a step 3490 / 3513. */
 #ifndef BN_APPLY_U
 #define BN_APPLY_U 2
 #endif
