@@ -96,25 +96,22 @@ __global__ void __launch_bounds__(SM_TEAM_MAX)
 /* Vectors a block thread has in flight in the block kernels' loops. */
 #define SM_UNROLL 4
 
-/* The partial result of the n elements at p0 (and p1), over the block:
- * vectors of V elements from p0's first 16-byte boundary (V > 1: every
- * tensor at the same offset from one), SM_UNROLL of them in flight per
- * thread. */
-template <class T, bool FWD, int V>
-__device__ sm_acc<typename io<T>::C> sm_range_stats(const T *p0, const T *p1, int64_t n,
-                                                    const sm_cfg<typename io<T>::C> &f,
-                                                    sm_acc<typename io<T>::C> *slots)
+/* The n members at p0 (and p1) as sm_split cuts them: one(o) for the head
+ * and tail members at offset o (a thread each), whole(o, u0, u1) for the
+ * vectors of V members at offset o from p0's first 16-byte boundary on
+ * (V > 1: every tensor at the same offset from one), SM_UNROLL of them
+ * loaded per thread before any is used. */
+template <class T, bool FWD, int V, class One, class Whole>
+__device__ __forceinline__ void sm_range_each(const T *p0, const T *p1, int64_t n, One &&one,
+                                              Whole &&whole)
 {
-    typedef typename io<T>::C C;
     typedef udnn_gpu_pack<T, V> VT;
-    sm_acc<C> acc = sm_init(f);
     int64_t h, nv;
     sm_split<T, V>(p0, n, h, nv);
     if (V > 1) {
         const int64_t tl = h + nv * V, t = threadIdx.x;
-        if (t < h) sm_add<T, FWD>(acc, io<T>::ld(p0[t]), FWD ? C(0) : io<T>::ld(p1[t]), f);
-        if (t < n - tl)
-            sm_add<T, FWD>(acc, io<T>::ld(p0[tl + t]), FWD ? C(0) : io<T>::ld(p1[tl + t]), f);
+        if (t < h) one(t);
+        if (t < n - tl) one(tl + t);
     }
     const VT *v0 = (const VT *)(p0 + h), *v1 = (const VT *)(p1 + h);
     for (int64_t q = threadIdx.x; q < nv; q += (int64_t)SM_UNROLL * blockDim.x) {
@@ -128,13 +125,30 @@ __device__ sm_acc<typename io<T>::C> sm_range_stats(const T *p0, const T *p1, in
             }
         }
 #pragma unroll
-        for (int k = 0; k < SM_UNROLL; k++)
-            if (q + (int64_t)k * blockDim.x < nv)
-#pragma unroll
-                for (int i = 0; i < V; i++)
-                    sm_add<T, FWD>(acc, io<T>::ld(u0[k].v[i]), FWD ? C(0) : io<T>::ld(u1[k].v[i]),
-                                   f);
+        for (int k = 0; k < SM_UNROLL; k++) {
+            const int64_t r = q + (int64_t)k * blockDim.x;
+            if (r < nv) whole(h + r * V, u0[k], u1[k]);
+        }
     }
+}
+
+/* The partial result of the n elements at p0 (and p1), over the block. */
+template <class T, bool FWD, int V>
+__device__ sm_acc<typename io<T>::C> sm_range_stats(const T *p0, const T *p1, int64_t n,
+                                                    const sm_cfg<typename io<T>::C> &f,
+                                                    sm_acc<typename io<T>::C> *slots)
+{
+    typedef typename io<T>::C C;
+    typedef udnn_gpu_pack<T, V> VT;
+    sm_acc<C> acc = sm_init(f);
+    sm_range_each<T, FWD, V>(
+        p0, p1, n,
+        [&](int64_t o) { sm_add<T, FWD>(acc, io<T>::ld(p0[o]), FWD ? C(0) : io<T>::ld(p1[o]), f); },
+        [&](int64_t, const VT &u0, const VT &u1) {
+#pragma unroll
+            for (int i = 0; i < V; i++)
+                sm_add<T, FWD>(acc, io<T>::ld(u0.v[i]), FWD ? C(0) : io<T>::ld(u1.v[i]), f);
+        });
     return sm_block_reduce<T, FWD>(acc, slots);
 }
 
@@ -147,43 +161,20 @@ __device__ void sm_range_write(const T *p0, const T *p1, T *po, int64_t n,
 {
     typedef typename io<T>::C C;
     typedef udnn_gpu_pack<T, V> VT;
-    int64_t h, nv;
-    sm_split<T, V>(p0, n, h, nv);
-    if (V > 1) {
-        const int64_t tl = h + nv * V, t = threadIdx.x;
-        if (t < h)
-            sm_store(po + t,
-                     sm_value<C, FWD>(fin, io<T>::ld(p0[t]), FWD ? C(0) : io<T>::ld(p1[t]), f), f);
-        if (t < n - tl)
-            sm_store(po + tl + t,
-                     sm_value<C, FWD>(fin, io<T>::ld(p0[tl + t]),
-                                      FWD ? C(0) : io<T>::ld(p1[tl + t]), f),
-                     f);
-    }
-    const VT *v0 = (const VT *)(p0 + h), *v1 = (const VT *)(p1 + h);
-    for (int64_t q = threadIdx.x; q < nv; q += (int64_t)SM_UNROLL * blockDim.x) {
-        VT u0[SM_UNROLL], u1[SM_UNROLL];
+    sm_range_each<T, FWD, V>(
+        p0, p1, n,
+        [&](int64_t o) {
+            sm_store(po + o,
+                     sm_value<C, FWD>(fin, io<T>::ld(p0[o]), FWD ? C(0) : io<T>::ld(p1[o]), f), f);
+        },
+        [&](int64_t o, const VT &u0, const VT &u1) {
+            C r[V];
 #pragma unroll
-        for (int k = 0; k < SM_UNROLL; k++) {
-            const int64_t r = q + (int64_t)k * blockDim.x;
-            if (r < nv) {
-                u0[k] = v0[r];
-                if (!FWD) u1[k] = v1[r];
-            }
-        }
-#pragma unroll
-        for (int k = 0; k < SM_UNROLL; k++) {
-            const int64_t r = q + (int64_t)k * blockDim.x;
-            if (r < nv) {
-                C o[V];
-#pragma unroll
-                for (int i = 0; i < V; i++)
-                    o[i] = sm_value<C, FWD>(fin, io<T>::ld(u0[k].v[i]),
-                                            FWD ? C(0) : io<T>::ld(u1[k].v[i]), f);
-                sm_store_vec<T, V>(po + h + r * V, o, f);
-            }
-        }
-    }
+            for (int i = 0; i < V; i++)
+                r[i] =
+                    sm_value<C, FWD>(fin, io<T>::ld(u0.v[i]), FWD ? C(0) : io<T>::ld(u1.v[i]), f);
+            sm_store_vec<T, V>(po + o, r, f);
+        });
 }
 
 /* A block per row. */
