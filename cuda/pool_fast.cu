@@ -67,23 +67,17 @@ __device__ __forceinline__ void pool_stv(T *p, const typename io<T>::C *v,
 }
 
 /* pool_stv with the blend chosen before the kernel's loop (pool_blending):
- * BLEND false stores alpha * v. Chosen per store, the blend cost the f32
- * kernels as if issued either way: H200, 64 x 256 x 56 x 56 in bursts,
- * average pooling 3 x 3 NHWC f32 (pool_chan_fwd) 3424 / 3441 GB/s with
- * the choice per store, 3683 / 3692 once a launch; max pooling backward
- * 2 x 2 f32 (pool_row_cell) 3442 / 3452 and 3522 / 3542. */
+ * BLEND false passes beta as the constant 0, so that pool_stv's test of
+ * it folds away and alpha * v is stored. Chosen per store, the blend cost
+ * the f32 kernels as if issued either way: H200, 64 x 256 x 56 x 56 in
+ * bursts, average pooling 3 x 3 NHWC f32 (pool_chan_fwd) 3424 / 3441 GB/s
+ * with the choice per store, 3683 / 3692 once a launch; max pooling
+ * backward 2 x 2 f32 (pool_row_cell) 3442 / 3452 and 3522 / 3542. */
 template <bool BLEND, class T, int V>
 __device__ __forceinline__ void pool_stv_if(T *p, const typename io<T>::C *v,
                                             typename io<T>::C alpha, typename io<T>::C beta)
 {
-    if constexpr (BLEND) {
-        pool_stv<T, V>(p, v, alpha, beta);
-    } else {
-        udnn_gpu_pack<T, V> u;
-#pragma unroll
-        for (int j = 0; j < V; j++) u.v[j] = io<T>::st(alpha * v[j]);
-        *(udnn_gpu_pack<T, V> *)p = u;
-    }
+    pool_stv<T, V>(p, v, alpha, BLEND ? beta : typename io<T>::C(0));
 }
 
 /* udnn_gpu_blending for 4- and 8-byte types. The 16-bit kernels keep the
