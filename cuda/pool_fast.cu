@@ -56,40 +56,6 @@ template <class T, int V> __device__ __forceinline__ pool_vt<T> pool_ldv(const T
     return u;
 }
 
-/* p[j] = alpha * v[j] + beta * p[j] for V elements (one access of pool_vt's
- * width when V > 1); p is read only when beta != 0. */
-template <class T, int V>
-__device__ __forceinline__ void pool_stv(T *p, const typename io<T>::C *v,
-                                         typename io<T>::C alpha, typename io<T>::C beta)
-{
-    if (V == 1) udnn_gpu_blend_store(p, v[0], alpha, beta);
-    else udnn_gpu_blend_store_pack<T, V>(p, v, alpha, beta);
-}
-
-/* pool_stv with the blend chosen before the kernel's loop (pool_blending):
- * BLEND false passes beta as the constant 0, so that pool_stv's test of
- * it folds away and alpha * v is stored. Chosen per store, the blend cost
- * the f32 kernels as if issued either way: H200, 64 x 256 x 56 x 56 in
- * bursts, average pooling 3 x 3 NHWC f32 (pool_chan_fwd) 3424 / 3441 GB/s
- * with the choice per store, 3683 / 3692 once a launch; max pooling
- * backward 2 x 2 f32 (pool_row_cell) 3442 / 3452 and 3522 / 3542. */
-template <bool BLEND, class T, int V>
-__device__ __forceinline__ void pool_stv_if(T *p, const typename io<T>::C *v,
-                                            typename io<T>::C alpha, typename io<T>::C beta)
-{
-    pool_stv<T, V>(p, v, alpha, BLEND ? beta : typename io<T>::C(0));
-}
-
-/* udnn_gpu_blending for 4- and 8-byte types. The 16-bit kernels keep the
- * choice per store (f(true_type): pool_stv tests beta): with the choice
- * once a launch the max 3 x 3 NHWC forward f16 (pool_chan_fwd, at 80
- * registers) fell from 2225 to 1752 GB/s. */
-template <class T, class C, class F> __device__ __forceinline__ void pool_blending(C beta, F &&f)
-{
-    if constexpr (sizeof(T) == 2) f(std::true_type{});
-    else udnn_gpu_blending(beta, f);
-}
-
 /* V argmax bytes (V = 2 or 4), byte j of `bytes` at p + j; p aligned to V. */
 template <int V> __device__ __forceinline__ void pool_st_bytes(uint8_t *p, uint32_t bytes)
 {
