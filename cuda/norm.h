@@ -117,31 +117,85 @@ __device__ __forceinline__ double nm_dscale_term(double dy, double x, double mea
 /* the kernels' dynamic shared memory */
 extern __shared__ double nm_dyn_smem[];
 
-/* Sums NQ values over the team, in every thread of it (the same bits: a
- * butterfly adds each pair in both lanes), in a fixed order: shuffles
- * inside a warp, then the team's warps through red ([2][NM_ROW_WARPS][NQ]):
- * lane q adds quantity q over them in warp order and every lane reads it
- * from lane q (a butterfly with mask l ^ q). Calls alternate `parity` so
- * that one barrier per call keeps a call's writes from a previous call's
- * reads. Every thread of the block calls it together. */
+/* After nm_row_sum's barrier: lane q adds quantity q over the team's
+ * warps (r: [warp][NQ], the team's from `first`), in warp order, and
+ * every lane takes quantity q from lane q (a butterfly with mask l ^ q). */
 template <class S, int NQ>
-__device__ __forceinline__ void nm_row_sum(S (&v)[NQ], S *red, int parity)
+__device__ __forceinline__ void nm_row_sum_warps(const S *r, int first, int per, int lane,
+                                                 S (&v)[NQ])
 {
-    const int tx = threadIdx.x, tw = blockDim.x, ws = udnnGpuWarpSize;
-    for (int m = (tw < ws ? tw : ws) / 2; m > 0; m /= 2)
-        for (int q = 0; q < NQ; q++) v[q] += udnnGpuShflXor(v[q], m);
-    if (tw <= ws) return;
-    const int per = tw / ws, first = threadIdx.y * per, lane = tx % ws;
-    S *r = red + parity * NM_ROW_WARPS * NQ;
-    if (lane == 0)
-        for (int q = 0; q < NQ; q++) r[(first + tx / ws) * NQ + q] = v[q];
-    __syncthreads();
     S t = S(0);
     if (lane < NQ) {
         t = r[first * NQ + lane];
         for (int i = 1; i < per; i++) t += r[(first + i) * NQ + lane];
     }
     for (int q = 0; q < NQ; q++) v[q] = udnnGpuShflXor(t, lane ^ q);
+}
+
+/* Sums NQ values over the team, in every thread of it (the same bits: a
+ * butterfly adds each pair in both lanes), in a fixed order: shuffles
+ * inside a warp, then the team's warps through red ([2][NM_ROW_WARPS][NQ],
+ * nm_row_sum_warps). Calls alternate `parity` so that one barrier per call
+ * keeps a call's writes from a previous call's reads. Every thread of the
+ * block calls it together. */
+template <class S, int NQ>
+__device__ __forceinline__ void nm_row_sum(S (&v)[NQ], S *red, int parity)
+{
+    const int tx = threadIdx.x, tw = blockDim.x, ws = udnnGpuWarpSize;
+#pragma unroll
+    for (int m = ws / 2; m > 0; m /= 2)
+        if (m < tw)
+            for (int q = 0; q < NQ; q++) v[q] += udnnGpuShflXor(v[q], m);
+    if (tw <= ws) return;
+    const int per = tw / ws, first = threadIdx.y * per, lane = tx % ws;
+    S *r = red + parity * NM_ROW_WARPS * NQ;
+    if (lane == 0)
+        for (int q = 0; q < NQ; q++) r[(first + tx / ws) * NQ + q] = v[q];
+    __syncthreads();
+    nm_row_sum_warps<S, NQ>(r, first, per, lane, v);
+}
+
+/* nm_row_sum by a transposing butterfly, for teams of a warp or more
+ * (blockDim.x >= udnnGpuWarpSize) and NQ a power of two up to the warp: at
+ * each of the first log2(NQ) levels a lane keeps half of its values, the
+ * half its bit at that level picks, and adds its partner's other half, so
+ * a warp shuffles NQ - 1 times before the plain levels, where nm_row_sum
+ * shuffles NQ times a level. Lane l then holds quantity l / (ws / NQ)
+ * over the warp. Also a fixed order, with the same bits in every thread,
+ * though not nm_row_sum's. The 16-bit layer norm rows backward's four
+ * sums of two rows (H200, bursts, against nm_row_sum, GB/s): f16 65536 x
+ * 1024 2760 / 2758 against 2686 / 2698, 262144 x 256 3172 / 3190 against
+ * 3149 / 3156, RMS 131072 x 512 2884 / 2884 against 2818 / 2809. */
+template <class S, int NQ>
+__device__ __forceinline__ void nm_row_sum_t(S (&v)[NQ], S *red, int parity)
+{
+    constexpr int ws = udnnGpuWarpSize, per_q = ws / NQ;
+    const int tx = threadIdx.x, tw = blockDim.x, lane = tx % ws;
+    S w[NQ];
+#pragma unroll
+    for (int q = 0; q < NQ; q++) w[q] = v[q];
+#pragma unroll
+    for (int n = NQ, m = ws / 2; n > 1; n /= 2, m /= 2) {
+        const bool hi = (lane & m) != 0;
+#pragma unroll
+        for (int j = 0; j < n / 2; j++) {
+            const S send = hi ? w[j] : w[j + n / 2], keep = hi ? w[j + n / 2] : w[j];
+            w[j] = keep + udnnGpuShflXor(send, m);
+        }
+    }
+    S t = w[0];
+#pragma unroll
+    for (int m = per_q / 2; m > 0; m /= 2) t += udnnGpuShflXor(t, m);
+    if (tw > ws) {
+        const int per = tw / ws, first = threadIdx.y * per;
+        S *r = red + parity * NM_ROW_WARPS * NQ;
+        if (lane % per_q == 0) r[(first + tx / ws) * NQ + lane / per_q] = t;
+        __syncthreads();
+        nm_row_sum_warps<S, NQ>(r, first, per, lane, v);
+    } else {
+#pragma unroll
+        for (int q = 0; q < NQ; q++) v[q] = udnnGpuShflXor(t, lane ^ (q * per_q));
+    }
 }
 
 /* norm_grad.cu: dscale and dbias of p (nm_param_grads), and the finish

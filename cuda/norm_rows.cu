@@ -267,10 +267,12 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
             const bool live = base + i * th + ty < a.nsets;
             q[2 * i] = q[2 * i + 1] = W(0);
 #pragma unroll
-            for (int k = 0; k < NV; k++)
+            for (int k = 0; k < NV; k++) {
+                for (int e = 0; e < V; e++) xh[i][k][e] = g[i][k][e] = W(0);
+                /* tested once a vector: tested per element, each element
+                 * took a branch of its own */
+                if (!live || tx + k * tw >= items) continue;
                 for (int e = 0; e < V; e++) {
-                    xh[i][k][e] = g[i][k][e] = W(0);
-                    if (!live || tx + k * tw >= items) continue;
                     const W gw = (W)udnn_gpu_pack_ld(gr[i][k], e);
                     xh[i][k][e] = ((W)udnn_gpu_pack_ld(xr[i][k], e) - mean[i]) * inv[i];
                     g[i][k][e] = udnnGpuMulRn(gw, sc[(k * V + e) * tw + tx]);
@@ -286,6 +288,7 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
                         db[k][e] += (double)gw;
                     }
                 }
+            }
         }
         if constexpr (FW)
             if (++pending == NM_FW_FLUSH || base + step >= a.nsets) {
@@ -310,7 +313,8 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
             for (int i = 0; i < R; i++)
                 nm_bwd_row_load<T, V, NV, W>(a, base + step + i * th + ty, xr[i], gr[i],
                                              mean[i], inv[i], out[i]);
-        nm_row_sum<W, 2 * R>(q, red, parity);
+        if (FW && tw >= udnnGpuWarpSize) nm_row_sum_t<W, 2 * R>(q, red, parity);
+        else nm_row_sum<W, 2 * R>(q, red, parity);
         parity ^= 1;
 #pragma unroll
         for (int i = 0; i < R; i++) {

@@ -366,7 +366,9 @@ template <class X, class Ops>
 __device__ __forceinline__ X sm_team_reduce(X v, int lanes, X *red, Ops ops)
 {
     const int W = udnnGpuWarpSize;
-    for (int m = (lanes < W ? lanes : W) / 2; m > 0; m /= 2) v = ops.op(v, ops.shfl(v, m));
+#pragma unroll
+    for (int m = W / 2; m > 0; m /= 2)
+        if (m < lanes) v = ops.op(v, ops.shfl(v, m));
     if (lanes <= W) return v;
     const int warp = threadIdx.x / W, per = lanes / W, first = warp - warp % per;
     __syncthreads(); /* red may still be read by the previous call */
