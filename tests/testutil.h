@@ -147,6 +147,10 @@ double tu_tolerance(udnnDataType_t t);
 /* Normwise relative error ||out - ref|| / ||ref|| over n values; +inf when
  * any out is NaN or the reference is all zero. */
 double tu_rel_error(const double *out, const double *ref, int64_t n);
+/* Whether the root mean square of ref (n values) reaches type t's smallest
+ * normal number. Below it the type's spacing near zero (2^-24 for HALF)
+ * alone can exceed its tolerance: such data does not exercise the op. */
+int tu_ref_normal(udnnDataType_t t, const double *ref, int64_t n);
 /* Downloads t and compares its logical elements with ref; asserts the
  * guards are intact, every element was written and the error is within
  * the type's tolerance. what names the case in the failure message. */
