@@ -205,9 +205,10 @@ nm_bwd_row_load(const nm_row_args<T> &a, int64_t set, udnn_gpu_pack<T, V> (&xr)[
  * conversions to or from double (a quarter of the double rate) and some
  * nine double operations, all issued between a block's barriers, which
  * held up the row's bytes (FLOAT 1024-element rows: 82% of copy in
- * double, 96% in float). dscale's and dbias's terms of the R rows an
- * iteration takes are added in float (in row order) before the double
- * sums: one conversion and one double add each per R elements. */
+ * double, 96% in float). dscale's and dbias's terms of the rows of
+ * NM_FW_FLUSH iterations are added in float (in row order) before the
+ * double sums: one conversion and one double add each per NM_FW_FLUSH * R
+ * elements. */
 template <class T, int V, int COLS, int R, bool PF, bool FW = false>
 __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_FW_MINB : 1)
     nm_bwd_rows(nm_row_args<T> a)
@@ -377,8 +378,8 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
  * nm_bwd_rows such a row takes 512 threads of 128 registers, one block a
  * multiprocessor). To fit, a thread keeps only its row's raw vectors and
  * takes xhat and g again from them after the row's sums; its dscale and
- * dbias terms go to float partials over NM_WIDE_FLUSH rows (as FW's over an
- * iteration's rows), then into double sums in shared memory. Loading the
+ * dbias terms go to float partials over NM_WIDE_FLUSH rows (as FW's over
+ * NM_FW_FLUSH iterations' rows), then into double sums in shared memory. Loading the
  * next row ahead measured slower (H100, bf16 16384 x 4096: 1245 against
  * 1622 GB/s), and 3 blocks a multiprocessor spill (938). */
 #define NM_WIDE_THREADS 256
