@@ -127,12 +127,40 @@ __device__ __forceinline__ void lrn_store(T *out, typename io<T>::C v,
 
 /* ---- vectors of P adjacent elements -------------------------------------------------- */
 
-/* The vector at p, or zeros when !ok (p is not read then). */
+/* An unsigned type of B bytes. */
+template <int B> struct lrn_word;
+template <> struct lrn_word<2> {
+    typedef unsigned short t;
+};
+template <> struct lrn_word<4> {
+    typedef unsigned t;
+};
+template <> struct lrn_word<8> {
+    typedef uint2 t;
+};
+template <> struct lrn_word<16> {
+    typedef uint4 t;
+};
+
+/* The vector at p, or zeros when !ok (p is not read then). 16-bit types
+ * take the zeros as the word's bits (0 in every type): set element by
+ * element, their vector was assembled half by half around the conditional
+ * load, five byte permutes a 32-bit register. The 4- and 8-byte types keep
+ * their elements (by words, their kernels grew by 8 to 32 instructions).
+ * H200, two passes, bursts, 64 x 256 x 56 x 56 (copy 3995 GB/s), forward:
+ * f16 3213 / 3229 GB/s against 3064 / 3081, bf16 3201 / 3215 against 3051
+ * / 3066 (f32 3736 / 3742 against 3743 / 3746, the same code). */
 template <class T, int P> __device__ __forceinline__ udnn_gpu_pack<T, P> lrn_ld(const T *p, bool ok)
 {
-    udnn_gpu_pack<T, P> r;
-    if (ok) {
-        r = *(const udnn_gpu_pack<T, P> *)p;
+    typedef udnn_gpu_pack<T, P> R;
+    R r;
+    if constexpr (sizeof(T) == 2) {
+        typedef typename lrn_word<sizeof(R)>::t W;
+        W w{};
+        if (ok) w = *(const W *)p;
+        memcpy(&r, &w, sizeof r);
+    } else if (ok) {
+        r = *(const R *)p;
     } else {
 #pragma unroll
         for (int k = 0; k < P; k++) r.v[k] = io<T>::st(typename io<T>::C(0));
@@ -235,18 +263,19 @@ typedef struct {
     udnn_gpu_fastdiv sdiv;   /* by segs */
 } lrn_walk;
 
-/* Item g's image, segment and first position's offset. */
-template <int P>
+/* Item g's image, segment and first position's offset; channels counted
+ * in CI. */
+template <int P, class CI>
 __device__ __forceinline__ void lrn_walk_item(const lrn_walk &a, int64_t g, int64_t &off,
-                                              int64_t &c_begin, int64_t &c_end)
+                                              CI &c_begin, CI &c_end)
 {
     const int64_t q = (int64_t)udnn_gpu_fastdiv_q(a.gdiv, (uint64_t)g);
     const int64_t grp = g - q * a.groups;
     const int64_t img = (int64_t)udnn_gpu_fastdiv_q(a.sdiv, (uint64_t)q);
     const int64_t seg = q - img * a.segs;
     off = img * a.ns + grp * P * a.ps;
-    c_begin = seg * a.cb;
-    c_end = c_begin + a.cb < a.c ? c_begin + a.cb : a.c;
+    c_begin = (CI)(seg * a.cb);
+    c_end = (CI)(seg * a.cb + a.cb < a.c ? seg * a.cb + a.cb : a.c);
 }
 
 /* Forward: X[m] holds x of channel c0 - NB + m for the chunk c0 ... c0+U-1
@@ -318,7 +347,14 @@ __global__ void __launch_bounds__(LRN_WALK_BLOCK, MINB)
  * a chunk computes s for channels c0 + NB ... (the last R and D) from X,
  * then dx for c0 ... from R, the loads of the A chunks after it in flight.
  * The walk starts KW chunks before its segment so that the first written
- * chunk finds R and D complete. */
+ * chunk finds R and D complete. Its channels are counted in int, so
+ * tensors of more than LRN_BWD_WALK_C_MAX channels take the column kernel:
+ * every load's bounds test was a 64-bit compare. H200, two passes, bursts,
+ * 64 x 256 x 56 x 56 (copy 3995 GB/s): f16 3136 / 3146 GB/s against 2958 /
+ * 2966 counted in int64_t, bf16 3133 / 3140 against 3010 / 3011. The
+ * forward walk ran slower in int (f16 3139 / 3135 against 3213 / 3229) and
+ * keeps int64_t. */
+#define LRN_BWD_WALK_C_MAX (INT32_MAX - 64)
 template <class T, int P, int U, int A, int NB, int NA, bool FULL, int PK, int MINB>
 __global__ void __launch_bounds__(LRN_WALK_BLOCK, MINB)
     lrn_bwd_walk_kernel(lrn_walk a, const T *x, const T *y, const T *dy, T *dx,
@@ -331,11 +367,12 @@ __global__ void __launch_bounds__(LRN_WALK_BLOCK, MINB)
     lrn_taps<NA, NB, FULL>(f.ahead, f.behind, rtap); /* offsets -NA ... NB: j - i */
     UDNN_GPU_GRID_STRIDE_LOOP(g, a.items)
     {
-        int64_t off, c_begin, c_end;
+        int64_t off;
+        int c_begin, c_end;
         lrn_walk_item<P>(a, g, off, c_begin, c_end);
-        const int64_t x_end = c_end + W < a.c ? c_end + W : a.c;
-        const int64_t r_end = c_end + NB < a.c ? c_end + NB : a.c;
-        const int64_t c_start = c_begin - KW * U;
+        const int x_end = c_end + W < a.c ? c_end + W : (int)a.c;
+        const int r_end = c_end + NB < a.c ? c_end + NB : (int)a.c;
+        const int c_start = c_begin - KW * U;
         /* x from channel c_start, y and dy from c_start + NB, dx from c_start */
         const T *xq = x + off + c_start * a.cs, *yq = y + off + (c_start + NB) * a.cs,
                 *dyq = dy + off + (c_start + NB) * a.cs;
@@ -343,7 +380,7 @@ __global__ void __launch_bounds__(LRN_WALK_BLOCK, MINB)
         C X[U + W][P], R[U + W][P], D[U + NB][P];
 #pragma unroll
         for (int m = 0; m < W; m++, xq += a.cs) {
-            const int64_t ch = c_start + m;
+            const int ch = c_start + m;
             lrn_cvt<T, P>(lrn_ld<T, P>(xq, ch >= 0 && ch < x_end), X[m]);
 #pragma unroll
             for (int k = 0; k < P; k++) R[m][k] = C(0);
@@ -355,12 +392,12 @@ __global__ void __launch_bounds__(LRN_WALK_BLOCK, MINB)
         udnn_gpu_pack<T, P> nx[A * U], ny[A * U], ndy[A * U];
 #pragma unroll
         for (int i = 0; i < A * U; i++, xq += a.cs, yq += a.cs, dyq += a.cs) {
-            const int64_t ch = c_start + W + i, cr = c_start + NB + i;
+            const int ch = c_start + W + i, cr = c_start + NB + i;
             nx[i] = lrn_ld<T, P>(xq, ch >= 0 && ch < x_end);
             ny[i] = lrn_ld<T, P>(yq, cr >= 0 && cr < r_end);
             ndy[i] = lrn_ld<T, P>(dyq, cr >= 0 && cr < r_end);
         }
-        for (int64_t c0 = c_start; c0 < c_end; c0 += U) {
+        for (int c0 = c_start; c0 < c_end; c0 += U) {
             C Y[U][P], DY[U][P];
 #pragma unroll
             for (int u = 0; u < U; u++) {
@@ -376,7 +413,7 @@ __global__ void __launch_bounds__(LRN_WALK_BLOCK, MINB)
             }
 #pragma unroll
             for (int u = 0; u < U; u++, xq += a.cs, yq += a.cs, dyq += a.cs) {
-                const int64_t ch = c0 + A * U + W + u, cr = c0 + A * U + NB + u;
+                const int ch = c0 + A * U + W + u, cr = c0 + A * U + NB + u;
                 const int i = (A - 1) * U + u;
                 nx[i] = lrn_ld<T, P>(xq, ch >= 0 && ch < x_end);
                 ny[i] = lrn_ld<T, P>(yq, cr >= 0 && cr < r_end);
@@ -406,7 +443,7 @@ __global__ void __launch_bounds__(LRN_WALK_BLOCK, MINB)
             }
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                const int64_t i = c0 + u;
+                const int i = c0 + u;
                 if (i >= c_begin && i < c_end) lrn_put<T, P>(dxq, r[u], f);
                 dxq += a.cs;
             }
@@ -1034,6 +1071,8 @@ template <class T> static udnnStatus_t lrn_bwd(const udnn_gpu_context *c, const 
         if (in_place && lrn_chan_block(lrn_chan_of(g, vec ? V : 1)) == 0) fast = 0;
         else if (vec) LRN_GO(lrn_bwd_chan_go, V, pk, p->n, c, g, in_place, p, f);
         else LRN_GO(lrn_bwd_chan_go, 1, pk, p->n, c, g, in_place, p, f);
+    } else if (fast && g.c > LRN_BWD_WALK_C_MAX) {
+        fast = 0;
     } else if (fast) {
         enum { P = lrn_width<T>::WALK_P };
         const int vec = g.ps == 1 && lrn_vec_ok(p->x_ptr, es, P, g, 0) &&
