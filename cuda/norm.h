@@ -155,22 +155,16 @@ __device__ __forceinline__ void nm_row_sum(S (&v)[NQ], S *red, int parity)
     nm_row_sum_warps<S, NQ>(r, first, per, lane, v);
 }
 
-/* nm_row_sum by a transposing butterfly, for teams of a warp or more
- * (blockDim.x >= udnnGpuWarpSize) and NQ a power of two up to the warp: at
- * each of the first log2(NQ) levels a lane keeps half of its values, the
- * half its bit at that level picks, and adds its partner's other half, so
- * a warp shuffles NQ - 1 times before the plain levels, where nm_row_sum
- * shuffles NQ times a level. Lane l then holds quantity l / (ws / NQ)
- * over the warp. Also a fixed order, with the same bits in every thread,
- * though not nm_row_sum's. The 16-bit layer norm rows backward's four
- * sums of two rows (H200, bursts, against nm_row_sum, GB/s): f16 65536 x
- * 1024 2760 / 2758 against 2686 / 2698, 262144 x 256 3172 / 3190 against
- * 3149 / 3156, RMS 131072 x 512 2884 / 2884 against 2818 / 2809. */
-template <class S, int NQ>
-__device__ __forceinline__ void nm_row_sum_t(S (&v)[NQ], S *red, int parity)
+/* NQ values (a power of two up to the warp) summed over a warp by a
+ * transposing butterfly: at each of the first log2(NQ) levels a lane keeps
+ * half of its values, the half its bit at that level picks, and adds its
+ * partner's other half, so a warp shuffles NQ - 1 times before the plain
+ * levels, where a butterfly of each value shuffles NQ times a level.
+ * Returns, in lane l, quantity l / (ws / NQ) over the warp, in a fixed
+ * order with the same bits in every lane holding it. */
+template <class S, int NQ> __device__ __forceinline__ S nm_warp_sum_t(const S (&v)[NQ], int lane)
 {
     constexpr int ws = udnnGpuWarpSize, per_q = ws / NQ;
-    const int tx = threadIdx.x, tw = blockDim.x, lane = tx % ws;
     S w[NQ];
 #pragma unroll
     for (int q = 0; q < NQ; q++) w[q] = v[q];
@@ -186,6 +180,21 @@ __device__ __forceinline__ void nm_row_sum_t(S (&v)[NQ], S *red, int parity)
     S t = w[0];
 #pragma unroll
     for (int m = per_q / 2; m > 0; m /= 2) t += udnnGpuShflXor(t, m);
+    return t;
+}
+
+/* nm_row_sum by nm_warp_sum_t, for teams of a warp or more (blockDim.x >=
+ * udnnGpuWarpSize): also a fixed order, with the same bits in every
+ * thread, though not nm_row_sum's. The 16-bit layer norm rows backward's four
+ * sums of two rows (H200, bursts, against nm_row_sum, GB/s): f16 65536 x
+ * 1024 2760 / 2758 against 2686 / 2698, 262144 x 256 3172 / 3190 against
+ * 3149 / 3156, RMS 131072 x 512 2884 / 2884 against 2818 / 2809. */
+template <class S, int NQ>
+__device__ __forceinline__ void nm_row_sum_t(S (&v)[NQ], S *red, int parity)
+{
+    constexpr int ws = udnnGpuWarpSize, per_q = ws / NQ;
+    const int tx = threadIdx.x, tw = blockDim.x, lane = tx % ws;
+    const S t = nm_warp_sum_t<S, NQ>(v, lane);
     if (tw > ws) {
         const int per = tw / ws, first = threadIdx.y * per;
         S *r = red + parity * NM_ROW_WARPS * NQ;
