@@ -926,7 +926,7 @@ template <class T> struct nm_fused {
 #ifndef NM_FUSED_FLUSH
 #define NM_FUSED_FLUSH 8
 #endif
-/* Sets an iteration of nm_bwd_fused for 16-bit types: their loads in
+/* Sets an iteration of nm_bwd_fused: their loads in
  * flight together, their sums of g and g xhat over a warp by one
  * transposing butterfly (nm_warp_sum_t: 5 shuffles a set where each sum's
  * own took 10). Each set's loads had waited for the last set's sums.
@@ -937,17 +937,17 @@ template <class T> struct nm_fused {
 #ifndef NM_FUSED_SETS
 #define NM_FUSED_SETS 2
 #endif
-/* nm_bwd_fused's static shared memory, in doubles: its 16-bit types' dscale
- * and dbias sums, [2][V][threads]. In registers they took 32 of the 80
- * that three blocks a multiprocessor leave, and two sets an iteration
- * spilled. */
-template <class T, int V> __host__ __device__ constexpr int nm_fused_held()
+/* nm_bwd_fused's static shared memory, in doubles: the dscale and dbias
+ * sums, [2][V][threads]. In registers they took 32 of the 80 that three
+ * blocks a multiprocessor leave, and two sets an iteration spilled. */
+template <int V> __host__ __device__ constexpr int nm_fused_held()
 {
-    return sizeof(T) == 2 ? 2 * V * NM_SET_THREADS : 1;
+    return 2 * V * NM_SET_THREADS;
 }
 template <class T, class I, int V>
 __global__ void __launch_bounds__(NM_SET_THREADS, 3) nm_bwd_fused(nm_bwd_args<T> a, nm_fused<T> f)
 {
+    static_assert(sizeof(T) == 2, "the 16-bit types only: the others keep the three kernels");
     typedef typename nm_wide<T>::W W;
     typedef typename udnn_gpu_param<T>::P P;
     W *red = (W *)nm_dyn_smem; /* [warps][sets][2] */
@@ -958,34 +958,29 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 3) nm_bwd_fused(nm_bwd_args<T>
     const bool live = j < (I)a.inner.size;
     int64_t o[4] = {0, 0, 0, 0};
     if (live) nm_elem<I, 4, V>(a.inner, j, o);
-    /* FT (16-bit types, whose W is float): dscale's and dbias's terms in
-     * float over NM_FUSED_FLUSH sets before the double sums, as
-     * nm_bwd_rows' FW: in double each element took two conversions and
-     * three double operations. H200, two passes, bursts, 64 x 256 x 56 x
-     * 56 (copy 4002 GB/s): layer f16 1751 / 1753 GB/s against 1678 /
-     * 1677, RMS bf16 32 x 256 x 56 x 56 1531 / 1544 against 1477 / 1475 */
-    constexpr bool FT = sizeof(T) == 2;
-    constexpr int G = FT ? NM_FUSED_SETS : 1;
+    /* dscale's and dbias's terms in float (W) over NM_FUSED_FLUSH sets
+     * before the double sums, as nm_bwd_rows' FW: in double each element
+     * took two conversions and three double operations. H200, two passes,
+     * bursts, 64 x 256 x 56 x 56 (copy 4002 GB/s): layer f16 1751 / 1753
+     * GB/s against 1678 / 1677, RMS bf16 32 x 256 x 56 x 56 1531 / 1544
+     * against 1477 / 1475 */
+    constexpr int G = NM_FUSED_SETS;
     W sc[V], pds[V], pdb[V];
-    double ds[V], db[V];
-    __shared__ double sums[nm_fused_held<T, V>()]; /* FT: ds and db */
-    double *const my = sums + threadIdx.x;
+    __shared__ double sums[nm_fused_held<V>()]; /* dscale's, then dbias's */
+    double *const ds = sums + threadIdx.x, *const db = ds + V * NM_SET_THREADS;
     for (int k = 0; k < V; k++) {
         sc[k] = live ? (W)a.scale[o[N_P] + k * a.pstep] : W(0);
-        ds[k] = db[k] = 0.0;
         pds[k] = pdb[k] = W(0);
-        if constexpr (FT) my[k * NM_SET_THREADS] = my[(V + k) * NM_SET_THREADS] = 0.0;
+        ds[k * NM_SET_THREADS] = db[k * NM_SET_THREADS] = 0.0;
     }
     int pending = 0;
     for (int64_t s0 = 0; s0 < a.nsets; s0 += G) {
         /* the group's loads in flight together, then its sums */
         udnn_gpu_pack<T, V> xr[G], gr[G];
         nm_bwd_set<W> st[G];
-        double mv[G], iv[G];
 #pragma unroll
         for (int i = 0; i < G; i++) {
             st[i].mean = st[i].inv = W(0);
-            mv[i] = iv[i] = 0.0;
             if (s0 + i < a.nsets) {
                 int64_t so[NM_SLOTS];
                 udnn_gpu_space_offsets<I, NM_SLOTS>(a.sets, (I)(s0 + i), so);
@@ -993,10 +988,6 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 3) nm_bwd_fused(nm_bwd_args<T>
                 if (live) {
                     xr[i] = *(const udnn_gpu_pack<T, V> *)(a.x + so[N_X] + o[N_X]);
                     gr[i] = *(const udnn_gpu_pack<T, V> *)(a.dy + so[N_DY] + o[N_DY]);
-                    if constexpr (!FT) {
-                        mv[i] = a.mean != NULL ? (double)a.mean[so[N_ST]] : 0.0;
-                        iv[i] = (double)a.inv[so[N_ST]];
-                    }
                 }
             }
         }
@@ -1006,27 +997,21 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 3) nm_bwd_fused(nm_bwd_args<T>
             W tg = W(0), tgx = W(0);
             if (live && s0 + i < a.nsets)
                 for (int k = 0; k < V; k++) {
-                    const typename io<T>::C xv = udnn_gpu_pack_ld(xr[i], k),
-                                            gv = udnn_gpu_pack_ld(gr[i], k);
-                    const W g = udnnGpuMulRn((W)gv, sc[k]), xh = nm_bwd_xhat((W)xv, st[i]);
+                    const W xv = udnn_gpu_pack_ld(xr[i], k), gv = udnn_gpu_pack_ld(gr[i], k);
+                    const W g = udnnGpuMulRn(gv, sc[k]), xh = nm_bwd_xhat(xv, st[i]);
                     tg += g;
                     tgx += g * xh;
-                    if constexpr (FT) {
-                        pds[k] += (W)gv * xh;
-                        pdb[k] += (W)gv;
-                    } else {
-                        ds[k] += nm_dscale_term((double)gv, (double)xv, mv[i], iv[i]);
-                        db[k] += (double)gv;
-                    }
+                    pds[k] += gv * xh;
+                    pdb[k] += gv;
                 }
             q[2 * i] = tg;
             q[2 * i + 1] = tgx;
         }
         pending += G;
-        if (FT && (pending >= NM_FUSED_FLUSH || s0 + G >= a.nsets)) {
+        if (pending >= NM_FUSED_FLUSH || s0 + G >= a.nsets) {
             for (int k = 0; k < V; k++) {
-                my[k * NM_SET_THREADS] += (double)pds[k];
-                my[(V + k) * NM_SET_THREADS] += (double)pdb[k];
+                ds[k * NM_SET_THREADS] += (double)pds[k];
+                db[k * NM_SET_THREADS] += (double)pdb[k];
                 pds[k] = pdb[k] = W(0);
             }
             pending = 0;
@@ -1039,12 +1024,8 @@ __global__ void __launch_bounds__(NM_SET_THREADS, 3) nm_bwd_fused(nm_bwd_args<T>
     if (live)
         for (int k = 0; k < V; k++) {
             const int64_t po = o[N_P] + k * a.pstep;
-            if constexpr (FT) {
-                ds[k] = my[k * NM_SET_THREADS];
-                db[k] = my[(V + k) * NM_SET_THREADS];
-            }
-            f.dscale[po] = (P)ds[k];
-            if (f.dbias != NULL) f.dbias[po] = (P)db[k];
+            f.dscale[po] = (P)ds[k * NM_SET_THREADS];
+            if (f.dbias != NULL) f.dbias[po] = (P)db[k * NM_SET_THREADS];
         }
     __syncthreads();
     for (int64_t s = threadIdx.x; s < a.nsets; s += blockDim.x) {
@@ -1235,7 +1216,7 @@ static bool nm_bwd_fused_launch(const udnn_gpu_context *c, const nm_bwd_args<T> 
     const size_t smem = (size_t)(NM_SET_THREADS / 16) * a.nsets * 2 * sizeof(W);
     const size_t parts = udnn_gpu_align256((size_t)(2 * blocks * a.nsets) * sizeof(double));
     const size_t joined = udnn_gpu_align256((size_t)(2 * a.nsets) * sizeof(double));
-    if (blocks > 65535 || smem + nm_fused_held<T, V>() * sizeof(double) > ((size_t)48 << 10) ||
+    if (blocks > 65535 || smem + nm_fused_held<V>() * sizeof(double) > ((size_t)48 << 10) ||
         parts + joined + sizeof(uint32_t) > c->scratch_bytes)
         return false;
     nm_bwd_args<T> fa = a;
