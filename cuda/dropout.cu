@@ -86,23 +86,10 @@ __device__ __forceinline__ unsigned drop_run_bits(const drop_stream &s, uint64_t
 
 /* N mask bytes (N = 1, 2, 4 or 8; one a kept element) as bits, and back;
  * p is aligned to N. */
-template <int N> struct drop_bytes;
-template <> struct drop_bytes<1> {
-    typedef uint8_t W;
-};
-template <> struct drop_bytes<2> {
-    typedef uint16_t W;
-};
-template <> struct drop_bytes<4> {
-    typedef uint32_t W;
-};
-template <> struct drop_bytes<8> {
-    typedef uint64_t W;
-};
-
 template <int N> __device__ __forceinline__ unsigned drop_load_bits(const unsigned char *p)
 {
-    const typename drop_bytes<N>::W w = *(const typename drop_bytes<N>::W *)p;
+    typedef typename udnn_gpu_word<N>::t W;
+    const W w = *(const W *)p;
     unsigned bits = 0;
     for (int k = 0; k < N; k++) bits |= (unsigned)((w >> (8 * k) & 0xFFu) != 0) << k;
     return bits;
@@ -110,7 +97,7 @@ template <int N> __device__ __forceinline__ unsigned drop_load_bits(const unsign
 
 template <int N> __device__ __forceinline__ void drop_store_bits(unsigned char *p, unsigned bits)
 {
-    typedef typename drop_bytes<N>::W W;
+    typedef typename udnn_gpu_word<N>::t W;
     W w = 0;
     for (int k = 0; k < N; k++) w |= (W)(bits >> k & 1u) << (8 * k);
     *(W *)p = w;

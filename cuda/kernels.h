@@ -556,6 +556,25 @@ template <class T, int NIN> struct udnn_gpu_inputs {
     const T *p[NIN > 0 ? NIN : 1];
 };
 
+/* An unsigned type of B bytes (1, 2, 4, 8 or 16), for moving raw bytes
+ * as one access. */
+template <int B> struct udnn_gpu_word;
+template <> struct udnn_gpu_word<1> {
+    typedef uint8_t t;
+};
+template <> struct udnn_gpu_word<2> {
+    typedef uint16_t t;
+};
+template <> struct udnn_gpu_word<4> {
+    typedef uint32_t t;
+};
+template <> struct udnn_gpu_word<8> {
+    typedef uint64_t t;
+};
+template <> struct udnn_gpu_word<16> {
+    typedef uint4 t;
+};
+
 /* N adjacent elements moved as one access, aligned to their size. */
 template <class T, int N> struct alignas(N * sizeof(T)) udnn_gpu_pack {
     T v[N];

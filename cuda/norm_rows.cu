@@ -422,9 +422,12 @@ __global__ void __launch_bounds__(NM_WIDE_THREADS, NM_WIDE_MINB) nm_bwd_wide(nm_
         nm_bwd_row_load<T, V, NV, C>(a, set, xr, gr, mean, inv, out);
         C q[2] = {C(0), C(0)};
 #pragma unroll
-        for (int k = 0; k < NV; k++)
+        for (int k = 0; k < NV; k++) {
+            /* tested once a vector, as in nm_bwd_rows: tested per element,
+             * each element took a branch of its own (3 of its 13
+             * instructions) */
+            if (tx + k * tw >= items) continue;
             for (int e = 0; e < V; e++) {
-                if (tx + k * tw >= items) continue;
                 const C gw = udnn_gpu_pack_ld(gr[k], e);
                 const C xh = (udnn_gpu_pack_ld(xr[k], e) - mean) * inv;
                 const C g = udnnGpuMulRn(gw, sc[(k * V + e) * tw + tx]);
@@ -433,7 +436,13 @@ __global__ void __launch_bounds__(NM_WIDE_THREADS, NM_WIDE_MINB) nm_bwd_wide(nm_
                 pds[k][e] += gw * xh;
                 pdb[k][e] += gw;
             }
-        nm_row_sum<C, 2>(q, red, parity);
+        }
+        /* H200, bursts, GB/s, f16 / bf16 16384 x 4096 and RMS f16 16384 x
+         * 3072: the per-element test and nm_row_sum 2053 / 2050 / 1773, the
+         * test a vector 2203 / 2193 / 1957, and nm_row_sum_t 2241 / 2234 /
+         * 1991 */
+        if (tw >= udnnGpuWarpSize) nm_row_sum_t<C, 2>(q, red, parity);
+        else nm_row_sum<C, 2>(q, red, parity);
         parity ^= 1;
         const C mean_g = a.rms ? C(0) : (C)((double)q[0] * a.rlen);
         const C mean_gx = (C)((double)q[1] * a.rlen);
