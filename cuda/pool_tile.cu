@@ -44,7 +44,8 @@ typedef struct {
  * windows covering a pair of dx rows (NWR, from window W0 on, relative to
  * the tile's first) and a group of XV columns (NWC); the x rows a pair's
  * windows span (NXR, from row X0 on); the windows an argmax thread takes
- * (NA: two of 16-bit types, pool_pair_argmax) and the first window
+ * (NA: two of 16-bit types, pool_pair_argmax, and of float,
+ * pool_two_argmax) and the first window
  * column's offset in an argmax row (AL). */
 template <class T, int PW> struct pool_tile_shape {
     static constexpr int KW = 3, SW = 2, XV = 16 / (int)sizeof(T);
@@ -52,7 +53,7 @@ template <class T, int PW> struct pool_tile_shape {
     static constexpr int NWR = pool_floor_div(SW - 1 + PW, SW) - W0 + 1;
     static constexpr int NWC = pool_floor_div(XV - 1 + PW, SW) - W0 + 1;
     static constexpr int X0 = W0 * SW - PW, NXR = (NWR - 1) * SW + KW;
-    static constexpr int NA = sizeof(T) == 2 ? 2 : 1, AL = 2;
+    static constexpr int NA = sizeof(T) <= 4 ? 2 : 1, AL = 2;
     /* the x rows and window rows of a tile of tc cell rows */
     static __host__ __device__ int xrows(int tc) { return (tc - 1) * SW + NXR; }
     static __host__ __device__ int wrows(int tc) { return tc + NWR - 1; }
@@ -250,6 +251,56 @@ __device__ __forceinline__ uint32_t pool_pair_argmax(const T *p, int pitch, bool
     return (at & 0xFFu) | (at >> 8 & 0xFF00u);
 }
 
+/* Two windows' argmax bytes, ow's then ow + 1's, from 4-byte x in shared
+ * memory (pool_row_fwd_kernel's rule, as the one-window loop): p points
+ * at column w0 = 2ow - PW of the first window row h0. The two windows
+ * share their middle column, so a row's 5 columns are read once, as two
+ * pairs from column w0 + PW (8-byte aligned: pitch and the columns' offset
+ * XV are even) and the one left over: 9 shared loads for two windows, where
+ * one window a thread took 9 for one. H200, bursts, max pooling backward
+ * f32, GB/s: 64 x 256 x 56 x 56 padded 3654 / 3668 / 3656 against 3457 /
+ * 3454 / 3461, unpadded 3427 / 3451 / 3445 against 3343 / 3349 / 3325, 32
+ * x 64 x 112 x 112 3539 / 3537 / 3532 against 3362 / 3372 / 3366. DOUBLE
+ * keeps one window a thread (its 15 values would take 30 of the 64
+ * registers POOL_TILE_MINB leaves; not measured). */
+template <class T, int PW>
+__device__ __forceinline__ uint32_t pool_two_argmax(const T *p, int pitch, bool propagate, int h0,
+                                                    int w0)
+{
+    typedef typename io<T>::C C;
+    typedef udnn_gpu_pack<T, 2> P2;
+    constexpr int KW = pool_tile_shape<T, PW>::KW, NC = 2 * KW - 1;
+    C r[KW][NC];
+#pragma unroll
+    for (int kh = 0; kh < KW; kh++) {
+        const T *row = p + kh * pitch;
+        const P2 a = *(const P2 *)(row + PW), b = *(const P2 *)(row + PW + 2);
+        const int one = PW ? 0 : NC - 1;
+        r[kh][one] = io<T>::ld(row[one]);
+        for (int e = 0; e < 2; e++) {
+            r[kh][PW + e] = io<T>::ld(a.v[e]);
+            r[kh][PW + 2 + e] = io<T>::ld(b.v[e]);
+        }
+    }
+    const int fh = (h0 < 0 ? -h0 : 0) * KW;
+    uint32_t out = 0;
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+        C v[KW * KW];
+#pragma unroll
+        for (int kh = 0; kh < KW; kh++)
+#pragma unroll
+            for (int kw = 0; kw < KW; kw++) v[kh * KW + kw] = r[kh][2 * j + kw];
+        const C pm = pool_plane_max(v, propagate);
+        pool_mx<C> m;
+        pool_mx_init(m, propagate);
+        pool_mx_take<C, true>(m, pm, pool_plane_at(v, pm), propagate);
+        const int wj = w0 + 2 * j;
+        out |= (uint32_t)pool_mx_at(m, fh + (wj < 0 ? -wj : 0)) << (8 * j);
+    }
+    return out;
+}
+
 /* Max backward in one pass where the windows overlap: 3 wide and high, 2
  * apart, padded by PW (0 or 1) along h and w alike, 1 deep and unpadded
  * along d (the 3x3 / 2 pooling after a ResNet stem), through shared
@@ -330,7 +381,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
         __syncthreads();
         if (dlive) {
             /* each window's argmax; window row r spans x rows 2r to 2r + 2.
-             * 16-bit types two windows a thread (pool_pair_argmax) */
+             * 16-bit types and float two windows a thread (pool_pair_argmax,
+             * pool_two_argmax) */
             constexpr int NA = S::NA;
             const int aunits = (int)dv.aunits.d;
             for (int u = threadIdx.x; u < wrows * aunits; u += blockDim.x) {
@@ -341,8 +393,12 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
                 if constexpr (NA == 2) {
                     uint32_t at = 0xFFFFu;
                     if (live && ow + 1 >= 0 && ow < out2) {
-                        at = pool_pair_argmax<T, PW>(xs + 2 * r * pitch + (ow - PW) * SW, pitch,
-                                                     a.propagate_nan, h0, w0);
+                        if constexpr (sizeof(T) == 2)
+                            at = pool_pair_argmax<T, PW>(xs + 2 * r * pitch + (ow - PW) * SW,
+                                                         pitch, a.propagate_nan, h0, w0);
+                        else
+                            at = pool_two_argmax<T, PW>(xs + 2 * r * pitch + w0, pitch,
+                                                        a.propagate_nan, h0, w0);
                         if (ow < 0) at |= 0xFFu;
                         if (ow + 1 >= out2) at |= 0xFF00u;
                     }
