@@ -137,7 +137,7 @@ __device__ __forceinline__ void lrn_store(T *out, typename io<T>::C v,
  * / 3066 (f32 3736 / 3742 against 3743 / 3746, the same code). An 8-byte
  * word as one uint64_t rather than a uint2 pair: backward f16 3339 / 3345
  * against 3161 / 3163, bf16 3345 / 3360 against 3141 / 3159; forward
- * within 0.5%. */
+ * within 1%. */
 template <class T, int P> __device__ __forceinline__ udnn_gpu_pack<T, P> lrn_ld(const T *p, bool ok)
 {
     typedef udnn_gpu_pack<T, P> R;

@@ -439,7 +439,7 @@ __global__ void __launch_bounds__(NM_WIDE_THREADS, NM_WIDE_MINB) nm_bwd_wide(nm_
         }
         /* H200, bursts, GB/s, f16 / bf16 16384 x 4096 and RMS f16 16384 x
          * 3072: the per-element test and nm_row_sum 2053 / 2050 / 1773, the
-         * test a vector 2203 / 2193 / 1957, and nm_row_sum_t 2241 / 2234 /
+         * test a vector 2203 / 2193 / 1957, and nm_row_sum_t 2241 / 2213 /
          * 1991 */
         if (tw >= udnnGpuWarpSize) nm_row_sum_t<C, 2>(q, red, parity);
         else nm_row_sum<C, 2>(q, red, parity);
