@@ -260,9 +260,12 @@ __device__ __forceinline__ uint32_t pool_pair_argmax(const T *p, int pitch, bool
  * one window a thread took 9 for one. H200, bursts, max pooling backward
  * f32, GB/s: 64 x 256 x 56 x 56 padded 3654 / 3668 / 3656 against 3457 /
  * 3454 / 3461, unpadded 3427 / 3451 / 3445 against 3343 / 3349 / 3325, 32
- * x 64 x 112 x 112 3539 / 3537 / 3532 against 3362 / 3372 / 3366. DOUBLE
- * keeps one window a thread (its 15 values would take 30 of the 64
- * registers POOL_TILE_MINB leaves; not measured). */
+ * x 64 x 112 x 112 3539 / 3537 / 3532 against 3362 / 3372 / 3366. Where
+ * window ow + 1 is past the row's last (ow + 1 == out2), its columns may
+ * run into the next row or the buffer's dy rows; its byte is dropped.
+ * DOUBLE keeps one window a thread: two (60 and 64 registers, no spills)
+ * ran slower, 4005 / 4015 / 4004 against 4039 / 4034 / 4039 padded,
+ * 3794 / 3794 / 3799 against 3906 / 3906 / 3909 unpadded. */
 template <class T, int PW>
 __device__ __forceinline__ uint32_t pool_two_argmax(const T *p, int pitch, bool propagate, int h0,
                                                     int w0)
