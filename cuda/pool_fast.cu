@@ -59,13 +59,12 @@ template <class T, int V> __device__ __forceinline__ pool_vt<T> pool_ldv(const T
 /* V argmax bytes (V = 2 or 4), byte j of `bytes` at p + j; p aligned to V. */
 template <int V> __device__ __forceinline__ void pool_st_bytes(uint8_t *p, uint32_t bytes)
 {
-    if (V == 4) *(uint32_t *)p = bytes;
-    else *(uint16_t *)p = (uint16_t)bytes;
+    typedef typename udnn_gpu_word<V>::t W;
+    *(W *)p = (W)bytes;
 }
 template <int V> __device__ __forceinline__ uint32_t pool_ld_bytes(const uint8_t *p)
 {
-    if (V == 4) return *(const uint32_t *)p;
-    return *(const uint16_t *)p;
+    return *(const typename udnn_gpu_word<V>::t *)p;
 }
 
 /* The window of output o along dim k clipped to the input, [lo, hi), and
