@@ -445,14 +445,22 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
                 if (dlive) {
                     int at[NWR][NWC];
                     C gy[NWR][NWC];
+                    /* a window row's dy: the NWC - 1 = XV / 2 columns from
+                     * B / SW as one access (aligned to it: the row and
+                     * B / SW are), and the one before (W0 = -1) or after */
+                    constexpr int NR = XV / SW, LEAD = W0 < 0 ? 1 : 0;
+                    static_assert(NWC == NR + 1 && W0 >= -1, "pool_tile_shape");
 #pragma unroll
-                    for (int wr = 0; wr < NWR; wr++)
+                    for (int wr = 0; wr < NWR; wr++) {
+                        const T *yrow = dys + (pr + wr) * dpitch + B / SW;
+                        const udnn_gpu_pack<T, NR> run = *(const udnn_gpu_pack<T, NR> *)yrow;
 #pragma unroll
-                        for (int wc = 0; wc < NWC; wc++) {
-                            const int ow = B / SW + W0 + wc;
-                            at[wr][wc] = args[(pr + wr) * apitch + S::AL + ow];
-                            gy[wr][wc] = io<T>::ld(dys[(pr + wr) * dpitch + ow]);
-                        }
+                        for (int k = 0; k < NR; k++) gy[wr][LEAD + k] = io<T>::ld(run.v[k]);
+                        gy[wr][LEAD ? 0 : NR] = io<T>::ld(yrow[LEAD ? -1 : NR]);
+#pragma unroll
+                        for (int wc = 0; wc < NWC; wc++)
+                            at[wr][wc] = args[(pr + wr) * apitch + S::AL + B / SW + W0 + wc];
+                    }
                     /* an element's first term replaces its zero (known once
                      * unrolled: no add of 0) */
                     bool some[2][XV] = {};
