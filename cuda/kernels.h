@@ -444,17 +444,25 @@ template <class C> __device__ __forceinline__ C udnn_gpu_scale_blend(C v, C alph
     return beta != C(0) ? udnn_gpu_blend(v, alpha, beta, old) : alpha * v;
 }
 
+/* A run-time flag made a compile-time one before a loop rather than
+ * tested in it: where the compiler turns a per-element choice into
+ * predicated instructions, an element pays for both sides.
+ * udnn_gpu_choose(flag, f) calls f with std::true_type where flag holds,
+ * else std::false_type. */
+template <class F> __device__ __forceinline__ void udnn_gpu_choose(bool flag, F &&f)
+{
+    if (flag) f(std::true_type{});
+    else f(std::false_type{});
+}
+
 /* udnn_gpu_scale_blend with the choice made before a loop rather than
- * per element: where the compiler turns the per-element choice into
- * predicated instructions, an element pays for both sides (H100, batch
- * norm's one-read training, f16 NHWC: 14 instructions an element, 8 of
- * them the blend, unused). udnn_gpu_blending(beta, f) calls f with
- * std::true_type where beta != 0, else std::false_type; f's loop calls
- * udnn_gpu_blend_if<decltype(blending)::value>. */
+ * per element (H100, batch norm's one-read training, f16 NHWC: 14
+ * instructions an element, 8 of them the blend, unused).
+ * udnn_gpu_blending(beta, f) calls f with std::true_type where beta != 0;
+ * f's loop calls udnn_gpu_blend_if<decltype(blending)::value>. */
 template <class C, class F> __device__ __forceinline__ void udnn_gpu_blending(C beta, F &&f)
 {
-    if (beta != C(0)) f(std::true_type{});
-    else f(std::false_type{});
+    udnn_gpu_choose(beta != C(0), f);
 }
 
 template <bool BLEND, class C>

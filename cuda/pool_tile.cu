@@ -382,50 +382,57 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
         udnnGpuCopyAsyncCommit();
         udnnGpuCopyAsyncWaitPrior(); /* this thread's copies of this tile */
         __syncthreads();
-        if (dlive) {
+        if (dlive)
             /* each window's argmax; window row r spans x rows 2r to 2r + 2.
              * 16-bit types and float two windows a thread (pool_pair_argmax,
-             * pool_two_argmax) */
-            constexpr int NA = S::NA;
-            const int aunits = (int)dv.aunits.d;
-            for (int u = threadIdx.x; u < wrows * aunits; u += blockDim.x) {
-                const int r = pool_tile_q(dv.aunits, u), oh = oh1 + r;
-                const int ow = (u - r * aunits) * NA - S::AL;
-                const int h0 = oh * SW - PW, w0 = ow * SW - PW;
-                const bool live = oh >= 0 && oh < out1;
-                if constexpr (NA == 2) {
-                    uint32_t at = 0xFFFFu;
-                    if (live && ow + 1 >= 0 && ow < out2) {
-                        if constexpr (sizeof(T) == 2)
-                            at = pool_pair_argmax<T, PW>(xs + 2 * r * pitch + (ow - PW) * SW,
-                                                         pitch, a.propagate_nan, h0, w0);
-                        else
-                            at = pool_two_argmax<T, PW>(xs + 2 * r * pitch + w0, pitch,
-                                                        a.propagate_nan, h0, w0);
-                        if (ow < 0) at |= 0xFFu;
-                        if (ow + 1 >= out2) at |= 0xFF00u;
-                    }
-                    *(uint16_t *)(args + 2 * u) = (uint16_t)at;
-                } else {
-                    int at = 0xFF;
-                    if (live && ow >= 0 && ow < out2) {
-                        const T *p = xs + 2 * r * pitch + w0;
-                        C v[KW * KW];
+             * pool_two_argmax). NaN propagation is chosen once a tile: chosen
+             * per window, both sides were issued (16-bit: 8 maxima, 4 of them
+             * predicated off). H200, bursts, three passes, GB/s: 64 x 256 x
+             * 56 x 56 f16 2253 / 2253 / 2254 against 2207 / 2208 / 2212,
+             * unpadded 1818 / 1808 / 1817 against 1777 / 1779 / 1781, f32
+             * 3863 / 3882 / 3880 against 3695 / 3699 / 3702 */
+            udnn_gpu_choose(a.propagate_nan, [&](auto propagating) {
+                constexpr bool PROP = decltype(propagating)::value;
+                constexpr int NA = S::NA;
+                const int aunits = (int)dv.aunits.d;
+                for (int u = threadIdx.x; u < wrows * aunits; u += blockDim.x) {
+                    const int r = pool_tile_q(dv.aunits, u), oh = oh1 + r;
+                    const int ow = (u - r * aunits) * NA - S::AL;
+                    const int h0 = oh * SW - PW, w0 = ow * SW - PW;
+                    const bool live = oh >= 0 && oh < out1;
+                    if constexpr (NA == 2) {
+                        uint32_t at = 0xFFFFu;
+                        if (live && ow + 1 >= 0 && ow < out2) {
+                            if constexpr (sizeof(T) == 2)
+                                at = pool_pair_argmax<T, PW>(xs + 2 * r * pitch + (ow - PW) * SW,
+                                                             pitch, PROP, h0, w0);
+                            else
+                                at = pool_two_argmax<T, PW>(xs + 2 * r * pitch + w0, pitch,
+                                                            PROP, h0, w0);
+                            if (ow < 0) at |= 0xFFu;
+                            if (ow + 1 >= out2) at |= 0xFF00u;
+                        }
+                        *(uint16_t *)(args + 2 * u) = (uint16_t)at;
+                    } else {
+                        int at = 0xFF;
+                        if (live && ow >= 0 && ow < out2) {
+                            const T *p = xs + 2 * r * pitch + w0;
+                            C v[KW * KW];
 #pragma unroll
-                        for (int kh = 0; kh < KW; kh++)
+                            for (int kh = 0; kh < KW; kh++)
 #pragma unroll
-                            for (int kw = 0; kw < KW; kw++)
-                                v[kh * KW + kw] = io<T>::ld(p[kh * pitch + kw]);
-                        const C pm = pool_plane_max(v, a.propagate_nan);
-                        pool_mx<C> m;
-                        pool_mx_init(m, a.propagate_nan);
-                        pool_mx_take<C, true>(m, pm, pool_plane_at(v, pm), a.propagate_nan);
-                        at = pool_mx_at(m, (h0 < 0 ? -h0 : 0) * KW + (w0 < 0 ? -w0 : 0));
+                                for (int kw = 0; kw < KW; kw++)
+                                    v[kh * KW + kw] = io<T>::ld(p[kh * pitch + kw]);
+                            const C pm = pool_plane_max(v, PROP);
+                            pool_mx<C> m;
+                            pool_mx_init(m, PROP);
+                            pool_mx_take<C, true>(m, pm, pool_plane_at(v, pm), PROP);
+                            at = pool_mx_at(m, (h0 < 0 ? -h0 : 0) * KW + (w0 < 0 ? -w0 : 0));
+                        }
+                        args[u] = (uint8_t)at;
                     }
-                    args[u] = (uint8_t)at;
                 }
-            }
-        }
+            });
         __syncthreads();
         /* dx: two rows by XV columns; window row pr + wr of the pair's
          * windows covers row s of the pair at kh, column B + e at kw */
