@@ -107,49 +107,52 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK) nm_grad(nm_grad_args<T> a)
     }
 }
 
-#ifndef NM_FIN_ROWS
-#define NM_FIN_ROWS 16
-#endif
-#define NM_FIN_LANES 32
+#define NM_FIN_THREADS 512
 
 /* Adds each parameter's split partials in double and writes dscale and
- * dbias: a warp takes 32 adjacent parameters (each split's partials of
- * them are one 256-byte run), its row of the block every NM_FIN_ROWS-th
- * split in order, then the block's rows join in a fixed tree. A warp over
- * one parameter's splits read 8 bytes of each 32-byte sector (9 to 13 us
- * after the 16-bit layer norm rows backward). H200, f16 rows backward in
- * bursts, that against this: 16384 x 4096 1906 / 1904 to 1965 / 1964
- * GB/s, 65536 x 1024 2313 / 2307 to 2325 / 2328, RMS 131072 x 512 2385 /
- * 2373 to 2403 / 2395; 32 rows a block level with 16. */
+ * dbias. A block is `lanes` adjacent parameters (blockDim.x: 4 to 32, each
+ * split's partials of them one run of 32 to 256 bytes) by 512 / lanes
+ * rows (blockDim.y); a row takes every rows-th split in order, then the
+ * rows join in a fixed tree. A warp over one parameter's splits read 8
+ * bytes of each 32-byte sector (H200, f16 rows backward in bursts,
+ * 16384 x 4096: 1906 / 1904 GB/s that way, 1965 / 1964 with 32 lanes).
+ * nm_grad_finish_launch narrows the lanes until the grid fills the
+ * multiprocessors twice over: with 32 lanes always, 256 parameters made 8
+ * blocks, each thread 33 of 528 splits deep. H200, bursts, three passes,
+ * this against 32 lanes: layer norm backward f16 262144 x 256 3260 / 3239
+ * / 3262 GB/s against 3216 / 3220 / 3235, RMS 131072 x 512 2937 / 2925 /
+ * 2942 against 2911 / 2922 / 2923, 65536 x 1024 and 16384 x 4096 level.
+ * (ncu put the finish at 9 us of these rows' 127 to 180: it empties the
+ * caches before each kernel, and the partials are read from L2 here.) */
 template <class T>
-__global__ void __launch_bounds__(NM_FIN_LANES *NM_FIN_ROWS)
-    nm_grad_finish(nm_grad_args<T> a, int64_t splits)
+__global__ void __launch_bounds__(NM_FIN_THREADS) nm_grad_finish(nm_grad_args<T> a, int64_t splits)
 {
-    __shared__ double red[2][NM_FIN_ROWS][NM_FIN_LANES];
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int64_t f = (int64_t)blockIdx.x * NM_FIN_LANES + tx;
+    __shared__ double red[2][NM_FIN_THREADS];
+    const int lanes = blockDim.x, rows = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
+    const int at = ty * lanes + tx;
+    const int64_t f = (int64_t)blockIdx.x * lanes + tx;
     double ds = 0.0, db = 0.0;
     if (f < a.F)
 #pragma unroll 4
-        for (int64_t s = ty; s < splits; s += NM_FIN_ROWS) {
+        for (int64_t s = ty; s < splits; s += rows) {
             ds += a.partial[(s * 2) * a.F + f];
             db += a.partial[(s * 2 + 1) * a.F + f];
         }
-    red[0][ty][tx] = ds;
-    red[1][ty][tx] = db;
+    red[0][at] = ds;
+    red[1][at] = db;
     __syncthreads();
-    for (int h = NM_FIN_ROWS / 2; h > 0; h /= 2) {
+    for (int h = rows / 2; h > 0; h /= 2) {
         if (ty < h) {
-            red[0][ty][tx] += red[0][ty + h][tx];
-            red[1][ty][tx] += red[1][ty + h][tx];
+            red[0][at] += red[0][at + h * lanes];
+            red[1][at] += red[1][at + h * lanes];
         }
         __syncthreads();
     }
     if (ty != 0 || f >= a.F) return;
     int64_t fo[NM_SLOTS];
     udnn_gpu_space_offsets<int64_t, NM_SLOTS>(a.feat, f, fo);
-    a.dscale[fo[N_P]] = (typename udnn_gpu_param<T>::P)red[0][0][tx];
-    if (a.dbias != NULL) a.dbias[fo[N_P]] = (typename udnn_gpu_param<T>::P)red[1][0][tx];
+    a.dscale[fo[N_P]] = (typename udnn_gpu_param<T>::P)red[0][tx];
+    if (a.dbias != NULL) a.dbias[fo[N_P]] = (typename udnn_gpu_param<T>::P)red[1][tx];
 }
 
 /* nm_grad_finish over a's F parameters and their `splits` partials. */
@@ -157,9 +160,10 @@ template <class T>
 udnnStatus_t nm_grad_finish_launch(const udnn_gpu_context *c, const nm_grad_args<T> &a,
                                    int64_t splits)
 {
-    const dim3 block(NM_FIN_LANES, NM_FIN_ROWS);
-    nm_grad_finish<T>
-        <<<(unsigned)((a.F + NM_FIN_LANES - 1) / NM_FIN_LANES), block, 0, c->stream>>>(a, splits);
+    int lanes = 32;
+    while (lanes > 4 && (a.F + lanes - 1) / lanes < 2 * (int64_t)c->sm_count) lanes /= 2;
+    const dim3 block((unsigned)lanes, (unsigned)(NM_FIN_THREADS / lanes));
+    nm_grad_finish<T><<<(unsigned)((a.F + lanes - 1) / lanes), block, 0, c->stream>>>(a, splits);
     return udnn_gpu_launched();
 }
 
