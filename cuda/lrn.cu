@@ -691,31 +691,44 @@ __global__ void lrn_bwd_col_kernel(lrn_cols a, const T *x, const T *y, const T *
  * of 5 (a register cap; 1: none; the wider caps' arrays would spill).
  * Uncapped, its kernel took 96 registers, 28% of a multiprocessor's
  * warps, and stalled on its loads (H100, f16 NCHW, 64 x 256 x 56 x 56:
- * DRAM 71% busy). 6 (80 registers) took it from 2128 to 2205 GB/s,
- * bf16 from 1818 to 2252, f16 32 x 64 x 112 x 112 from 1826 to 2037; 7
- * gave 2163 / 1658 / 1982, 8 (spills) 1573 / 1009 / 1374. */
+ * DRAM 71% busy). 6 (80 registers, 4 channels a chunk) took it from 2128
+ * to 2205 GB/s, bf16 from 1818 to 2252, f16 32 x 64 x 112 x 112 from 1826
+ * to 2037; 7 gave 2163 / 1658 / 1982, 8 (spills) 1573 / 1009 / 1374. With
+ * 8 channels a chunk (lrn_chunk) it takes 96 registers, 5 blocks. */
 #ifndef LRN_FWD_MINB_16
-#define LRN_FWD_MINB_16 6
+#define LRN_FWD_MINB_16 5
 #endif
 
 /* Chunks of the walks, for storage type T and a window cap of W + 1:
  * channels a thread computes at once (U) and chunks whose loads it keeps
- * in flight meanwhile (A). A 16-bit vector of 4 positions is 8 bytes, so
- * its walks keep two chunks in flight, as many bytes as FLOAT's one. The
- * backward's arrays grow with the window: past a cap of 5, FLOAT and the
- * 16-bit types walk 2 positions a thread (BWD_NARROW), keeping two chunks
- * in flight, so that four blocks fit a multiprocessor (BWD_MINB); with
- * 4 positions they took some 210 registers, two blocks, too few loads in
- * flight and too few warps to hide the latency of the arithmetic. */
+ * in flight meanwhile (A). ptxas waits for all of a thread's loads in
+ * flight at once (one scoreboard, no count), where a chunk's first value
+ * is taken, so a second chunk in flight (A = 2) kept no more bytes in
+ * flight than one. The 16-bit walks with a cap of 5 take one chunk of
+ * more channels instead, as many bytes in flight (a chunk's 8-byte
+ * vectors) as FLOAT's forward: H200, bursts, three passes, 64 x 256 x 56
+ * x 56, GB/s (copy f16 about 4000), forward 8 channels a chunk, 96
+ * registers, 5 blocks: f16 3426 / 3432 / 3406 against 3251 / 3236 / 3231
+ * with two chunks of 4 (4 a chunk, 72 registers, 7 blocks: 3403 / 3402 /
+ * 3371; 8, 4 blocks: 3394 / 3396 / 3376); backward 4 channels a chunk,
+ * 164 registers, 3 blocks: f16 3688 / 3685 / 3687 against 3336 / 3327 /
+ * 3332 with two chunks of 2 (3 a chunk, 4 blocks: 3529 / 3534 / 3541; 2,
+ * 5 blocks: 3391 / 3391 / 3388); bf16 alike. The backward's arrays grow
+ * with the window: past a cap of 5, FLOAT and the 16-bit types walk 2
+ * positions a thread (BWD_NARROW), keeping two chunks in flight, so that
+ * four blocks fit a multiprocessor (BWD_MINB); with 4 positions they took
+ * some 210 registers, two blocks, too few loads in flight and too few
+ * warps to hide the latency of the arithmetic. */
 template <class T, int W> struct lrn_chunk {
     enum {
-        FWD_U = 4,
-        FWD_A = sizeof(T) == 2 ? 2 : 1,
+        CAP5_16 = sizeof(T) == 2 && W <= 4, /* a 16-bit type, a cap of 5 */
+        FWD_U = CAP5_16 ? 8 : 4,
+        FWD_A = sizeof(T) == 2 && !CAP5_16 ? 2 : 1,
         BWD_NARROW = sizeof(T) <= 4 && W > 4,
-        BWD_U = 2,
-        BWD_A = sizeof(T) == 2 || BWD_NARROW ? 2 : 1,
-        BWD_MINB = sizeof(T) == 8 ? 1 : W > 10 ? 3 : 4,
-        FWD_MINB = sizeof(T) == 2 && W <= 4 ? LRN_FWD_MINB_16 : 1
+        BWD_U = CAP5_16 ? 4 : 2,
+        BWD_A = (sizeof(T) == 2 && !CAP5_16) || BWD_NARROW ? 2 : 1,
+        BWD_MINB = sizeof(T) == 8 ? 1 : W > 10 || CAP5_16 ? 3 : 4,
+        FWD_MINB = CAP5_16 ? LRN_FWD_MINB_16 : 1
     };
 };
 
