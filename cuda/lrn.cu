@@ -19,10 +19,12 @@
  * (one 16-byte, or 8 for 16-bit types, vector per channel when ps == 1) and
  * walks C, or a segment of it, U channels at a time, keeping in registers
  * the channels its windows still need and the loads of the next A chunks
- * of U channels in flight while it computes these U (A = 2 for 16-bit
- * types, whose vectors are half as wide, and for the backward's wide
- * windows, which walk 2 positions to fit four blocks a multiprocessor:
- * lrn_chunk). A warp's loads are coalesced along positions.
+ * of U channels in flight while it computes these U (lrn_chunk: the
+ * 16-bit types' vectors are half as wide, so with a window cap of 5 they
+ * take more channels a chunk, 8 forward and 4 backward; the wider caps
+ * keep A = 2, as do the backward's wide windows, which walk 2 positions to
+ * fit four blocks a multiprocessor). A warp's loads are coalesced along
+ * positions.
  * Forward keeps x of c - behind ... c + U - 1 + ahead; backward computes
  * s_j, dy_j * y_j / s_j and dy_j * s_j^-beta once per channel, `behind`
  * channels behind the loads, and dx `ahead` channels behind those. A thread
