@@ -13,7 +13,7 @@ UDNN_CUDA_LO = $(UDNN_CUDA_CU:.cu=.lo)
 UDNN_CUDA_H = cuda/vendor.h cuda/gpu.h cuda/kernels.h cuda/act.h cuda/pool.h cuda/bn.h cuda/norm.h \
 	cuda/softmax.h
 EXTRA_DIST += $(UDNN_CUDA_CU) $(UDNN_CUDA_H) cuda/nvcc-wrap.sh scripts/gpu-check scripts/gpu-stage \
-	scripts/gpu-profile scripts/perf-table \
+	scripts/gpu-profile scripts/perf-table scripts/sass-waits \
 	tests/check_cuda_device.c tests/check_cuda_graph.c
 
 SUFFIXES = .cu
