@@ -180,6 +180,23 @@ template <class C, int N> __device__ __forceinline__ int pool_plane_at(const C (
     return at;
 }
 
+/* Joins a window plane's values v into m: their sum (POOL_AVG), their
+ * maximum (POOL_MAX), or the maximum and its position, base plus its
+ * place in the plane (POOL_ARG). */
+template <int MODE, class C, int N>
+__device__ __forceinline__ void pool_window_take(pool_mx<C> &m, const C (&v)[N], int base,
+                                                 bool propagate)
+{
+    if (MODE == POOL_AVG) {
+#pragma unroll
+        for (int k = 0; k < N; k++) m.best += v[k];
+    } else {
+        const C pm = pool_plane_max(v, propagate);
+        if (MODE == POOL_MAX) m.best = pool_max_join(m.best, pm, propagate);
+        else pool_mx_take<C, true>(m, pm, base + pool_plane_at(v, pm), propagate);
+    }
+}
+
 /* ---- host side ------------------------------------------------------------------------- */
 
 /* 1 when t moves n elements at a time along dim `inner`: ptr aligned to

@@ -87,23 +87,6 @@ __device__ __forceinline__ void pool_cell(const pool_args &a, int k, int o, int 
     hi = o == a.out[k] - 1 || start + a.str[k] > a.in[k] ? a.in[k] : start + a.str[k];
 }
 
-/* Joins a window plane's values v into m: their sum (POOL_AVG), their
- * maximum (POOL_MAX), or the maximum and its position, base plus its
- * place in the plane (POOL_ARG). */
-template <int MODE, class C, int N>
-__device__ __forceinline__ void pool_window_take(pool_mx<C> &m, const C (&v)[N], int base,
-                                                 bool propagate)
-{
-    if (MODE == POOL_AVG) {
-#pragma unroll
-        for (int k = 0; k < N; k++) m.best += v[k];
-    } else {
-        const C pm = pool_plane_max(v, propagate);
-        if (MODE == POOL_MAX) m.best = pool_max_join(m.best, pm, propagate);
-        else pool_mx_take<C, true>(m, pm, base + pool_plane_at(v, pm), propagate);
-    }
-}
-
 /* ---- fast paths: rows ------------------------------------------------------------ */
 
 /* The row forward's shape: items of V adjacent outputs of R rows, loading

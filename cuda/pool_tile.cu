@@ -294,10 +294,9 @@ __device__ __forceinline__ uint32_t pool_two_argmax(const T *p, int pitch, bool 
         for (int kh = 0; kh < KW; kh++)
 #pragma unroll
             for (int kw = 0; kw < KW; kw++) v[kh * KW + kw] = r[kh][2 * j + kw];
-        const C pm = pool_plane_max(v, propagate);
         pool_mx<C> m;
         pool_mx_init(m, propagate);
-        pool_mx_take<C, true>(m, pm, pool_plane_at(v, pm), propagate);
+        pool_window_take<POOL_ARG>(m, v, 0, propagate);
         const int wj = w0 + 2 * j;
         out |= (uint32_t)pool_mx_at(m, fh + (wj < 0 ? -wj : 0)) << (8 * j);
     }
@@ -423,10 +422,9 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
 #pragma unroll
                                 for (int kw = 0; kw < KW; kw++)
                                     v[kh * KW + kw] = io<T>::ld(p[kh * pitch + kw]);
-                            const C pm = pool_plane_max(v, PROP);
                             pool_mx<C> m;
                             pool_mx_init(m, PROP);
-                            pool_mx_take<C, true>(m, pm, pool_plane_at(v, pm), PROP);
+                            pool_window_take<POOL_ARG>(m, v, 0, PROP);
                             at = pool_mx_at(m, (h0 < 0 ? -h0 : 0) * KW + (w0 < 0 ? -w0 : 0));
                         }
                         args[u] = (uint8_t)at;
