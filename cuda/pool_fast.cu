@@ -470,119 +470,126 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
     typedef typename io<T>::C C;
     constexpr int XV = 16 / (int)sizeof(T), P = XV / 2;
     typedef udnn_gpu_pack<T, XV> XT;
-    const C pad = pool_pad<C>(MODE, a.propagate_nan);
-    const T padt = io<T>::st(pad);
-    UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
-    {
-        int64_t t[5];
-        pool_split(a, i, t);
-        const int ow0 = (int)t[0] * P, B = 2 * ow0, od = (int)t[2];
-        int dlo, dhi;
-        pool_span(a, 0, od, dlo, dhi);
-        const T *xb = x + t[4] * a.xs[0] + t[3] * a.xs[1];
-        T *yb = y + t[4] * a.ys[0] + t[3] * a.ys[1] + od * a.ys[2];
-        if (!a.vx || B + XV > a.in[2]) {
-            /* the end of a row, or x without 16-byte accesses: output by
-             * output, element by element, not unrolled (unrolled, these
-             * loads took registers from the whole ones, and registers set
-             * the occupancy) */
+    /* NaN propagation chosen once a launch, as pool_row_tile_kernel's:
+     * H200, bursts, three passes, max 64 x 256 x 56 x 56, GB/s: f16 3714 /
+     * 3715 / 3721 against 3527 / 3538 / 3543, f32 4059 / 4069 / 4078
+     * against 4047 / 4054 / 4071 */
+    udnn_gpu_choose(a.propagate_nan, [&](auto propagating) {
+        constexpr bool PROP = decltype(propagating)::value;
+        const C pad = pool_pad<C>(MODE, PROP);
+        const T padt = io<T>::st(pad);
+        UDNN_GPU_GRID_STRIDE_LOOP(i, a.count)
+        {
+            int64_t t[5];
+            pool_split(a, i, t);
+            const int ow0 = (int)t[0] * P, B = 2 * ow0, od = (int)t[2];
+            int dlo, dhi;
+            pool_span(a, 0, od, dlo, dhi);
+            const T *xb = x + t[4] * a.xs[0] + t[3] * a.xs[1];
+            T *yb = y + t[4] * a.ys[0] + t[3] * a.ys[1] + od * a.ys[2];
+            if (!a.vx || B + XV > a.in[2]) {
+                /* the end of a row, or x without 16-byte accesses: output by
+                 * output, element by element, not unrolled (unrolled, these
+                 * loads took registers from the whole ones, and registers set
+                 * the occupancy) */
 #pragma unroll 1
-            for (int k = 0; k < R * P; k++) {
-                const int oh = (int)t[1] * R + k / P, ow = ow0 + k % P;
-                if (oh >= a.out[1] || ow >= a.out[2]) continue;
-                int hlo, hhi;
-                const int h0 = pool_span(a, 1, oh, hlo, hhi);
-                C m = pad;
-                for (int d = dlo; d < dhi; d++) {
-                    C v[4];
+                for (int k = 0; k < R * P; k++) {
+                    const int oh = (int)t[1] * R + k / P, ow = ow0 + k % P;
+                    if (oh >= a.out[1] || ow >= a.out[2]) continue;
+                    int hlo, hhi;
+                    const int h0 = pool_span(a, 1, oh, hlo, hhi);
+                    C m = pad;
+                    for (int d = dlo; d < dhi; d++) {
+                        C v[4];
 #pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const int h = h0 + e / 2, w = 2 * ow + e % 2;
-                        v[e] = h >= hlo && h < hhi && w < a.in[2]
-                                   ? io<T>::ld(xb[d * a.xs[2] + h * a.xs[3] + w * a.xs[4]])
-                                   : pad;
+                        for (int e = 0; e < 4; e++) {
+                            const int h = h0 + e / 2, w = 2 * ow + e % 2;
+                            v[e] = h >= hlo && h < hhi && w < a.in[2]
+                                       ? io<T>::ld(xb[d * a.xs[2] + h * a.xs[3] + w * a.xs[4]])
+                                       : pad;
+                        }
+                        if (MODE == POOL_AVG) {
+#pragma unroll
+                            for (int e = 0; e < 4; e++) m += v[e];
+                        } else {
+                            m = pool_max_join(m, pool_plane_max(v, PROP), PROP);
+                        }
                     }
                     if (MODE == POOL_AVG) {
-#pragma unroll
-                        for (int e = 0; e < 4; e++) m += v[e];
-                    } else {
-                        m = pool_max_join(m, pool_plane_max(v, a.propagate_nan), a.propagate_nan);
+                        const int cols = (2 * ow + 2 < a.in[2] ? 2 : a.in[2] - 2 * ow);
+                        m = pool_div(m, a.include_pad ? C(a.win[0] * a.win[1] * 2)
+                                                      : C((dhi - dlo) * (hhi - hlo) * cols));
                     }
+                    udnn_gpu_blend_store(yb + oh * a.ys[3] + ow * a.ys[4], m, alpha, beta);
                 }
-                if (MODE == POOL_AVG) {
-                    const int cols = (2 * ow + 2 < a.in[2] ? 2 : a.in[2] - 2 * ow);
-                    m = pool_div(m, a.include_pad ? C(a.win[0] * a.win[1] * 2)
-                                                  : C((dhi - dlo) * (hhi - hlo) * cols));
-                }
-                udnn_gpu_blend_store(yb + oh * a.ys[3] + ow * a.ys[4], m, alpha, beta);
+                continue;
             }
-            continue;
-        }
-        /* whole: the P windows lie inside the row, and so do their outputs */
-        int oh[R], h0[R], hlo[R], hhi[R];
+            /* whole: the P windows lie inside the row, and so do their outputs */
+            int oh[R], h0[R], hlo[R], hhi[R];
 #pragma unroll
-        for (int rr = 0; rr < R; rr++) {
-            oh[rr] = (int)t[1] * R + rr;
-            h0[rr] = pool_span(a, 1, oh[rr], hlo[rr], hhi[rr]);
-            if (oh[rr] >= a.out[1]) hhi[rr] = 0; /* past the last row: no input row */
-        }
-        C m[R][P];
-#pragma unroll
-        for (int rr = 0; rr < R; rr++)
-#pragma unroll
-            for (int j = 0; j < P; j++) m[rr][j] = pad;
-        for (int d = dlo; d < dhi; d++) {
-            const T *plane = xb + d * a.xs[2];
-            XT buf[R][2];
+            for (int rr = 0; rr < R; rr++) {
+                oh[rr] = (int)t[1] * R + rr;
+                h0[rr] = pool_span(a, 1, oh[rr], hlo[rr], hhi[rr]);
+                if (oh[rr] >= a.out[1]) hhi[rr] = 0; /* past the last row: no input row */
+            }
+            C m[R][P];
 #pragma unroll
             for (int rr = 0; rr < R; rr++)
 #pragma unroll
-                for (int r = 0; r < 2; r++) {
-                    if (h0[rr] + r >= hlo[rr] && h0[rr] + r < hhi[rr]) {
-                        buf[rr][r] = *(const XT *)(plane + (h0[rr] + r) * a.xs[3] + B);
-                    } else {
+                for (int j = 0; j < P; j++) m[rr][j] = pad;
+            for (int d = dlo; d < dhi; d++) {
+                const T *plane = xb + d * a.xs[2];
+                XT buf[R][2];
 #pragma unroll
-                        for (int e = 0; e < XV; e++) buf[rr][r].v[e] = padt;
+                for (int rr = 0; rr < R; rr++)
+#pragma unroll
+                    for (int r = 0; r < 2; r++) {
+                        if (h0[rr] + r >= hlo[rr] && h0[rr] + r < hhi[rr]) {
+                            buf[rr][r] = *(const XT *)(plane + (h0[rr] + r) * a.xs[3] + B);
+                        } else {
+#pragma unroll
+                            for (int e = 0; e < XV; e++) buf[rr][r].v[e] = padt;
+                        }
                     }
-                }
 #pragma unroll
-            for (int rr = 0; rr < R; rr++)
+                for (int rr = 0; rr < R; rr++)
 #pragma unroll
-                for (int j = 0; j < P; j++) {
-                    /* the window's plane in row-major order */
-                    const C v[4] = {
-                        io<T>::ld(buf[rr][0].v[2 * j]), io<T>::ld(buf[rr][0].v[2 * j + 1]),
-                        io<T>::ld(buf[rr][1].v[2 * j]), io<T>::ld(buf[rr][1].v[2 * j + 1])};
-                    if (MODE == POOL_AVG) {
+                    for (int j = 0; j < P; j++) {
+                        /* the window's plane in row-major order */
+                        const C v[4] = {
+                            io<T>::ld(buf[rr][0].v[2 * j]), io<T>::ld(buf[rr][0].v[2 * j + 1]),
+                            io<T>::ld(buf[rr][1].v[2 * j]), io<T>::ld(buf[rr][1].v[2 * j + 1])};
+                        if (MODE == POOL_AVG) {
 #pragma unroll
-                        for (int k = 0; k < 4; k++) m[rr][j] += v[k];
-                    } else {
-                        m[rr][j] = pool_max_join(m[rr][j], pool_plane_max(v, a.propagate_nan),
-                                                 a.propagate_nan);
+                            for (int k = 0; k < 4; k++) m[rr][j] += v[k];
+                        } else {
+                            m[rr][j] = pool_max_join(m[rr][j], pool_plane_max(v, PROP),
+                                                     PROP);
+                        }
                     }
-                }
-        }
+            }
 #pragma unroll
-        for (int rr = 0; rr < R; rr++) {
-            if (oh[rr] >= a.out[1]) continue;
-            C v[P];
-#pragma unroll
-            for (int j = 0; j < P; j++)
-                v[j] = MODE == POOL_MAX
-                           ? m[rr][j]
-                           : pool_div(m[rr][j], a.include_pad
-                                                    ? C(a.win[0] * a.win[1] * 2)
-                                                    : C((dhi - dlo) * (hhi[rr] - hlo[rr]) * 2));
-            T *yr = yb + oh[rr] * a.ys[3];
-            if (a.vy) {
-                udnn_gpu_blend_store_pack<T, P>(yr + ow0, v, alpha, beta);
-            } else {
+            for (int rr = 0; rr < R; rr++) {
+                if (oh[rr] >= a.out[1]) continue;
+                C v[P];
 #pragma unroll
                 for (int j = 0; j < P; j++)
-                    udnn_gpu_blend_store(yr + (ow0 + j) * a.ys[4], v[j], alpha, beta);
+                    v[j] = MODE == POOL_MAX
+                               ? m[rr][j]
+                               : pool_div(m[rr][j], a.include_pad
+                                                        ? C(a.win[0] * a.win[1] * 2)
+                                                        : C((dhi - dlo) * (hhi[rr] - hlo[rr]) * 2));
+                T *yr = yb + oh[rr] * a.ys[3];
+                if (a.vy) {
+                    udnn_gpu_blend_store_pack<T, P>(yr + ow0, v, alpha, beta);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < P; j++)
+                        udnn_gpu_blend_store(yr + (ow0 + j) * a.ys[4], v[j], alpha, beta);
+                }
             }
         }
-    }
+    });
 }
 
 /* ---- fast paths: channels and cells ---------------------------------------------------- */
