@@ -146,7 +146,7 @@ __device__ __forceinline__ C pool_plane_max(const C (&v)[N], bool propagate)
     C m = v[0];
 #pragma unroll
     for (int k = 1; k < N; k++) m = pool_fmax(m, v[k]);
-    if (propagate) {
+    if (N > 1 && propagate) { /* one value is its own maximum, NaN or not */
         bool nan = false;
 #pragma unroll
         for (int k = 0; k < N; k++) nan |= v[k] != v[k];
@@ -170,6 +170,7 @@ template <class C> __device__ __forceinline__ C pool_max_join(C best, C pm, bool
 template <class C, int N> __device__ __forceinline__ int pool_plane_at(const C (&v)[N], C pm)
 {
     int at = 0;
+    if (N == 1) return at;
     if (pm != pm) {
 #pragma unroll
         for (int k = N - 1; k >= 0; k--) at = v[k] != v[k] ? k : at;

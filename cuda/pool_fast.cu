@@ -671,13 +671,8 @@ pool_chan_fwd_kernel(pool_args a, const T *__restrict__ x, T *__restrict__ y,
                             const VT u = *(const VT *)(row + w * a.xs[4]);
 #pragma unroll
                             for (int j = 0; j < V; j++) {
-                                const C v = io<T>::ld(u.v[j]);
-                                if (MODE == POOL_AVG)
-                                    m[0][j].best += v;
-                                else if (MODE == POOL_MAX)
-                                    m[0][j].best = pool_max_join(m[0][j].best, v, a.propagate_nan);
-                                else
-                                    pool_mx_take<C, true>(m[0][j], v, rowpos + w, a.propagate_nan);
+                                const C v[1] = {io<T>::ld(u.v[j])};
+                                pool_window_take<MODE>(m[0][j], v, rowpos + w, a.propagate_nan);
                             }
                         }
                     }
