@@ -20,11 +20,11 @@
  * walks C, or a segment of it, U channels at a time, keeping in registers
  * the channels its windows still need and the loads of the next A chunks
  * of U channels in flight while it computes these U (lrn_chunk: the
- * 16-bit types' vectors are half as wide, so with a window cap of 5 they
- * take more channels a chunk, 8 forward and 4 backward; the wider caps
- * keep A = 2, as do the backward's wide windows, which walk 2 positions to
- * fit four blocks a multiprocessor). A warp's loads are coalesced along
- * positions.
+ * 16-bit types' vectors are half as wide, so they take more channels a
+ * chunk: forward 8 with a window cap of 5 or 11, backward 4 with a cap of
+ * 5; the cap of 16 forward keeps A = 2, as do the backward's wide windows,
+ * which walk 2 positions to fit four blocks a multiprocessor). A warp's
+ * loads are coalesced along positions.
  * Forward keeps x of c - behind ... c + U - 1 + ahead; backward computes
  * s_j, dy_j * y_j / s_j and dy_j * s_j^-beta once per channel, `behind`
  * channels behind the loads, and dx `ahead` channels behind those. A thread
@@ -715,7 +715,13 @@ __global__ void lrn_bwd_col_kernel(lrn_cols a, const T *x, const T *y, const T *
  * 3371; 8, 4 blocks: 3394 / 3396 / 3376); backward 4 channels a chunk,
  * 164 registers, 3 blocks: f16 3688 / 3685 / 3687 against 3336 / 3327 /
  * 3332 with two chunks of 2 (3 a chunk, 4 blocks: 3529 / 3534 / 3541; 2,
- * 5 blocks: 3391 / 3391 / 3388); bf16 alike. The backward's arrays grow
+ * 5 blocks: 3391 / 3391 / 3388); bf16 alike. The 16-bit forward walks
+ * with a cap of 11 take one chunk of 8 channels too: f16 n = 11 3096 /
+ * 3094 / 3088 against 2929 / 2945 / 2946, masked n = 7 2871 / 2865 /
+ * 2862 against 2719 / 2734 / 2735, n = 9 +4.5%, bf16 n = 11 +5.3%, 32 x
+ * 64 x 112 x 112 n = 11 +7.5%; with a cap of 16 one chunk of 8 lost 7%
+ * (2247 to 2258 against 2411 to 2424), one of 4 3%, so that cap keeps
+ * two chunks of 4. The backward's arrays grow
  * with the window: past a cap of 5, FLOAT and the 16-bit types walk 2
  * positions a thread (BWD_NARROW), keeping two chunks in flight, so that
  * four blocks fit a multiprocessor (BWD_MINB); with 4 positions they took
@@ -724,8 +730,8 @@ __global__ void lrn_bwd_col_kernel(lrn_cols a, const T *x, const T *y, const T *
 template <class T, int W> struct lrn_chunk {
     enum {
         CAP5_16 = sizeof(T) == 2 && W <= 4, /* a 16-bit type, a cap of 5 */
-        FWD_U = CAP5_16 ? 8 : 4,
-        FWD_A = sizeof(T) == 2 && !CAP5_16 ? 2 : 1,
+        FWD_U = sizeof(T) == 2 && W <= 10 ? 8 : 4,
+        FWD_A = sizeof(T) == 2 && W > 10 ? 2 : 1,
         BWD_NARROW = sizeof(T) <= 4 && W > 4,
         BWD_U = CAP5_16 ? 4 : 2,
         BWD_A = (sizeof(T) == 2 && !CAP5_16) || BWD_NARROW ? 2 : 1,
