@@ -721,12 +721,12 @@ __global__ void lrn_bwd_col_kernel(lrn_cols a, const T *x, const T *y, const T *
  * 2862 against 2719 / 2734 / 2735, n = 9 +4.5%, bf16 n = 11 +5.3%, 32 x
  * 64 x 112 x 112 n = 11 +7.5%; with a cap of 16 one chunk of 8 lost 7%
  * (2247 to 2258 against 2411 to 2424), one of 4 3%, so that cap keeps
- * two chunks of 4. The backward's arrays grow
- * with the window: past a cap of 5, FLOAT and the 16-bit types walk 2
- * positions a thread (BWD_NARROW), keeping two chunks in flight, so that
- * four blocks fit a multiprocessor (BWD_MINB); with 4 positions they took
- * some 210 registers, two blocks, too few loads in flight and too few
- * warps to hide the latency of the arithmetic. */
+ * two chunks of 4. The backward's arrays grow with the window: past a
+ * cap of 5, FLOAT and the 16-bit types walk 2 positions a thread
+ * (BWD_NARROW), keeping two chunks in flight, so that four blocks fit a
+ * multiprocessor (BWD_MINB); with 4 positions they took some 210
+ * registers, two blocks, too few loads in flight and too few warps to
+ * hide the latency of the arithmetic. */
 template <class T, int W> struct lrn_chunk {
     enum {
         CAP5_16 = sizeof(T) == 2 && W <= 4, /* a 16-bit type, a cap of 5 */
@@ -963,11 +963,10 @@ static void lrn_fwd_walk_go(const udnn_gpu_context *c, const lrn_geom &g, int in
                             const udnn_lrn_problem *p, const lrn_cfg<typename io<T>::C> &f)
 {
     typedef lrn_chunk<T, NB + NA> ch;
-    const auto kernel =
-        lrn_fwd_walk_kernel<T, P, ch::FWD_U, ch::FWD_A, NB, NA, FULL, PK, ch::FWD_MINB>;
+    auto kernel = lrn_fwd_walk_kernel<T, P, ch::FWD_U, ch::FWD_A, NB, NA, FULL, PK, ch::FWD_MINB>;
     static udnn_gpu_cache occupancy;
     const int64_t per_sm = udnn_gpu_occupancy(c, kernel, LRN_WALK_BLOCK, 0, &occupancy);
-    const lrn_walk a = lrn_walk_of(c, g, P, ch::FWD_U, NB + NA, in_place, per_sm);
+    lrn_walk a = lrn_walk_of(c, g, P, ch::FWD_U, NB + NA, in_place, per_sm);
     if constexpr (ch::CAP5_16) {
         /* Where one wave of the narrower chunks (4 channels, two in
          * flight, 6 blocks a multiprocessor) holds every walk unsplit and
@@ -982,9 +981,8 @@ static void lrn_fwd_walk_go(const udnn_gpu_context *c, const lrn_geom &g, int in
         const lrn_walk b = lrn_walk_of(c, g, P, 4, NB + NA, in_place, narrow_per_sm);
         const int64_t wave = (int64_t)c->sm_count * LRN_WALK_BLOCK;
         if (b.segs == 1 && b.items <= narrow_per_sm * wave && a.items > per_sm * wave) {
-            narrow<<<lrn_blocks(c, b.items, LRN_WALK_BLOCK), LRN_WALK_BLOCK, 0, c->stream>>>(
-                b, (const T *)p->x_ptr, (T *)p->out_ptr, f);
-            return;
+            kernel = narrow;
+            a = b;
         }
     }
     kernel<<<lrn_blocks(c, a.items, LRN_WALK_BLOCK), LRN_WALK_BLOCK, 0, c->stream>>>(
