@@ -12,8 +12,9 @@
  * The fast paths need every tensor with one set of strides and the
  * positions after C packed (position p at p * ps). Both are bound by DRAM
  * bandwidth, not by waiting: they read every input element from DRAM once
- * and write every output once, with no shared memory and (but in place) no
- * barrier, so every warp keeps its loads in flight.
+ * and write every output once, with no barrier (but in place) and no
+ * shared memory but a thread's own, so every warp keeps its loads in
+ * flight.
  *
  * walk (channels strided, as NCHW): a thread takes P adjacent positions
  * (one 16-byte, or 8 for 16-bit types, vector per channel when ps == 1) and
@@ -23,8 +24,9 @@
  * 16-bit types' vectors are half as wide, so they take more channels a
  * chunk: forward 8 with a window cap of 5 or 11, backward 4 with a cap of
  * 5; the cap of 16 forward keeps A = 2, as do the backward's wide windows,
- * which walk 2 positions to fit four blocks a multiprocessor). A warp's
- * loads are coalesced along positions.
+ * which walk 2 positions to fit four blocks a multiprocessor; the 16-bit
+ * forward with a cap of 5 copies two chunks ahead into a ring of its own
+ * shared memory). A warp's loads are coalesced along positions.
  * Forward keeps x of c - behind ... c + U - 1 + ahead; backward computes
  * s_j, dy_j * y_j / s_j and dy_j * s_j^-beta once per channel, `behind`
  * channels behind the loads, and dx `ahead` channels behind those. A thread
@@ -270,13 +272,19 @@ __device__ __forceinline__ void lrn_walk_item(const lrn_walk &a, int64_t g, int6
 
 /* Forward: X[m] holds x of channel c0 - NB + m for the chunk c0 ... c0+U-1
  * being written; the loads of the A chunks after it are in flight while
- * its outputs are computed (nx[A * U], the next chunk first). */
-template <class T, int P, int U, int A, int NB, int NA, bool FULL, int PK, int MINB>
+ * its outputs are computed (nx[A * U], the next chunk first), or, with a
+ * ring of S stages (S > 0), the copies of the S - 1 chunks after it: the
+ * thread's own slots of shared memory, so no barrier, each chunk copied
+ * into the stage read the iteration before, and waited for by count, so
+ * that S - 1 chunks stay in flight while one is taken (lrn_chunk). */
+template <class T, int P, int U, int A, int NB, int NA, bool FULL, int PK, int MINB, int S>
 __global__ void __launch_bounds__(LRN_WALK_BLOCK, MINB)
     lrn_fwd_walk_kernel(lrn_walk a, const T *x, T *y, lrn_cfg<typename io<T>::C> f)
 {
     typedef typename io<T>::C C;
+    typedef udnn_gpu_pack<T, P> V;
     enum { W = NB + NA };
+    __shared__ V ring[S > 0 ? S * U : 1][LRN_WALK_BLOCK];
     bool tap[W + 1];
     lrn_taps<NB, NA, FULL>(f.behind, f.ahead, tap);
     UDNN_GPU_GRID_STRIDE_LOOP(g, a.items)
@@ -293,19 +301,46 @@ __global__ void __launch_bounds__(LRN_WALK_BLOCK, MINB)
             const int64_t ch = c_begin - NB + m;
             lrn_cvt<T, P>(lrn_ld<T, P>(xq, ch >= 0 && ch < x_end), X[m]);
         }
-        udnn_gpu_pack<T, P> nx[A * U];
+        udnn_gpu_pack<T, P> nx[S > 0 ? 1 : A * U];
+        V *slot = &ring[0][threadIdx.x]; /* stage k, channel u: slot[(k * U + u) * BLOCK] */
+        int put = S - 1, take = 0;
+        if constexpr (S > 0) {
 #pragma unroll
-        for (int i = 0; i < A * U; i++, xq += a.cs)
-            nx[i] = lrn_ld<T, P>(xq, c_begin + NA + i < x_end);
+            for (int k = 0; k < S - 1; k++) {
+#pragma unroll
+                for (int u = 0; u < U; u++, xq += a.cs)
+                    udnnGpuCopyAsyncOrZero<sizeof(V)>(slot + (k * U + u) * LRN_WALK_BLOCK, xq,
+                                                      c_begin + NA + k * U + u < x_end);
+                udnnGpuCopyAsyncCommit();
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < A * U; i++, xq += a.cs)
+                nx[i] = lrn_ld<T, P>(xq, c_begin + NA + i < x_end);
+        }
         T *yq = yp + c_begin * a.cs;
         for (int64_t c0 = c_begin; c0 < c_end; c0 += U) {
+            if constexpr (S > 0) {
 #pragma unroll
-            for (int u = 0; u < U; u++) lrn_cvt<T, P>(nx[u], X[W + u]);
+                for (int u = 0; u < U; u++, xq += a.cs)
+                    udnnGpuCopyAsyncOrZero<sizeof(V)>(slot + (put * U + u) * LRN_WALK_BLOCK, xq,
+                                                      c0 + (S - 1) * U + NA + u < x_end);
+                udnnGpuCopyAsyncCommit();
+                udnnGpuCopyAsyncWaitPending<S - 1>();
 #pragma unroll
-            for (int i = 0; i < (A - 1) * U; i++) nx[i] = nx[i + U];
+                for (int u = 0; u < U; u++)
+                    lrn_cvt<T, P>(slot[(take * U + u) * LRN_WALK_BLOCK], X[W + u]);
+                put = take;
+                take = take + 1 < S ? take + 1 : 0;
+            } else {
 #pragma unroll
-            for (int u = 0; u < U; u++, xq += a.cs)
-                nx[(A - 1) * U + u] = lrn_ld<T, P>(xq, c0 + A * U + NA + u < x_end);
+                for (int u = 0; u < U; u++) lrn_cvt<T, P>(nx[u], X[W + u]);
+#pragma unroll
+                for (int i = 0; i < (A - 1) * U; i++) nx[i] = nx[i + U];
+#pragma unroll
+                for (int u = 0; u < U; u++, xq += a.cs)
+                    nx[(A - 1) * U + u] = lrn_ld<T, P>(xq, c0 + A * U + NA + u < x_end);
+            }
             C r[U][P];
 #pragma unroll
             for (int k = 0; k < P; k++) {
@@ -327,6 +362,7 @@ __global__ void __launch_bounds__(LRN_WALK_BLOCK, MINB)
 #pragma unroll
                 for (int k = 0; k < P; k++) X[m][k] = X[m + U][k];
         }
+        if constexpr (S > 0) udnnGpuCopyAsyncWait(); /* the copies past the walk, before a reuse */
     }
 }
 
@@ -696,9 +732,16 @@ __global__ void lrn_bwd_col_kernel(lrn_cols a, const T *x, const T *y, const T *
  * DRAM 71% busy). 6 (80 registers, 4 channels a chunk) took it from 2128
  * to 2205 GB/s, bf16 from 1818 to 2252, f16 32 x 64 x 112 x 112 from 1826
  * to 2037; 7 gave 2163 / 1658 / 1982, 8 (spills) 1573 / 1009 / 1374. With
- * 8 channels a chunk (lrn_chunk) it takes 96 registers, 5 blocks. */
+ * 8 channels a chunk (lrn_chunk) it took 96 registers, 5 blocks; with its
+ * ring of 3 stages, 108 registers and 24 KB, 4 blocks. */
 #ifndef LRN_FWD_MINB_16
-#define LRN_FWD_MINB_16 5
+#define LRN_FWD_MINB_16 4
+#endif
+/* The stages of the 16-bit forward's ring with a window cap of 5 (0: its
+ * chunks loaded into registers, as with LRN_FWD_MINB_16 5 before the
+ * ring, for comparison; lrn_chunk). */
+#ifndef LRN_FWD_RING
+#define LRN_FWD_RING 3
 #endif
 
 /* Chunks of the walks, for storage type T and a window cap of W + 1:
@@ -721,12 +764,23 @@ __global__ void lrn_bwd_col_kernel(lrn_cols a, const T *x, const T *y, const T *
  * 2862 against 2719 / 2734 / 2735, n = 9 +4.5%, bf16 n = 11 +5.3%, 32 x
  * 64 x 112 x 112 n = 11 +7.5%; with a cap of 16 one chunk of 8 lost 7%
  * (2247 to 2258 against 2411 to 2424), one of 4 3%, so that cap keeps
- * two chunks of 4. The backward's arrays grow with the window: past a
- * cap of 5, FLOAT and the 16-bit types walk 2 positions a thread
- * (BWD_NARROW), keeping two chunks in flight, so that four blocks fit a
- * multiprocessor (BWD_MINB); with 4 positions they took some 210
- * registers, two blocks, too few loads in flight and too few warps to
- * hide the latency of the arithmetic. */
+ * two chunks of 4. The 16-bit forward with a cap of 5 copies its chunks
+ * of 8 channels ahead into a ring of 3 stages in shared memory
+ * (FWD_RING), two chunks in flight while it computes one, which
+ * registers could not give: 64 x 256 x 56 x 56 f16 3469 / 3439 / 3474
+ * against 3431 / 3430 / 3398 (copy 4025 / 4029 / 3996), bf16 3461 / 3449
+ * / 3463 against 3387 / 3418 / 3413, masked n = 3 3427 / 3429 / 3414
+ * against 3356 / 3371 / 3364; 32 x 64 x 112 x 112 takes the narrower
+ * chunks (lrn_fwd_walk_go), level. 4 stages of 4 channels, 7 blocks: f16
+ * 3435 / 3427 / 3408, 3 stages of 4: 3398 / 3393 / 3404, 3 of 8 at 5
+ * blocks (spills): 3378 / 3377 / 3376; in a second call, 4 stages of 8
+ * (32 KB) 3468 / 3454 / 3439 against 3445 / 3472 / 3451 with 3, 2 stages
+ * at 5 blocks 3391 / 3393 / 3393. The backward's arrays grow with
+ * the window: past a cap of 5, FLOAT and the 16-bit types walk 2
+ * positions a thread (BWD_NARROW), keeping two chunks in flight, so that
+ * four blocks fit a multiprocessor (BWD_MINB); with 4 positions they took
+ * some 210 registers, two blocks, too few loads in flight and too few
+ * warps to hide the latency of the arithmetic. */
 template <class T, int W> struct lrn_chunk {
     enum {
         CAP5_16 = sizeof(T) == 2 && W <= 4, /* a 16-bit type, a cap of 5 */
@@ -736,7 +790,8 @@ template <class T, int W> struct lrn_chunk {
         BWD_U = CAP5_16 ? 4 : 2,
         BWD_A = (sizeof(T) == 2 && !CAP5_16) || BWD_NARROW ? 2 : 1,
         BWD_MINB = sizeof(T) == 8 ? 1 : W > 10 || CAP5_16 ? 3 : 4,
-        FWD_MINB = CAP5_16 ? LRN_FWD_MINB_16 : 1
+        FWD_MINB = CAP5_16 ? LRN_FWD_MINB_16 : 1,
+        FWD_RING = CAP5_16 ? LRN_FWD_RING : 0
     };
 };
 
@@ -963,7 +1018,9 @@ static void lrn_fwd_walk_go(const udnn_gpu_context *c, const lrn_geom &g, int in
                             const udnn_lrn_problem *p, const lrn_cfg<typename io<T>::C> &f)
 {
     typedef lrn_chunk<T, NB + NA> ch;
-    auto kernel = lrn_fwd_walk_kernel<T, P, ch::FWD_U, ch::FWD_A, NB, NA, FULL, PK, ch::FWD_MINB>;
+    enum { RING = sizeof(udnn_gpu_pack<T, P>) >= 4 ? ch::FWD_RING : 0 };
+    auto kernel =
+        lrn_fwd_walk_kernel<T, P, ch::FWD_U, ch::FWD_A, NB, NA, FULL, PK, ch::FWD_MINB, RING>;
     static udnn_gpu_cache occupancy;
     const int64_t per_sm = udnn_gpu_occupancy(c, kernel, LRN_WALK_BLOCK, 0, &occupancy);
     lrn_walk a = lrn_walk_of(c, g, P, ch::FWD_U, NB + NA, in_place, per_sm);
@@ -974,7 +1031,7 @@ static void lrn_fwd_walk_go(const udnn_gpu_context *c, const lrn_geom &g, int in
          * narrower chunks: H200, bursts, three passes, f16 32 x 64 x 112
          * x 112 3275 / 3300 / 3306 GB/s against 3189 / 3205 / 3225 (bf16
          * alike); 64 x 256 x 56 x 56 keeps the wider chunks. */
-        const auto narrow = lrn_fwd_walk_kernel<T, P, 4, 2, NB, NA, FULL, PK, 6>;
+        const auto narrow = lrn_fwd_walk_kernel<T, P, 4, 2, NB, NA, FULL, PK, 6, 0>;
         static udnn_gpu_cache narrow_occupancy;
         const int64_t narrow_per_sm =
             udnn_gpu_occupancy(c, narrow, LRN_WALK_BLOCK, 0, &narrow_occupancy);

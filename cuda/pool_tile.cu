@@ -379,7 +379,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_TILE_MINB)
                                    padt);
         }
         udnnGpuCopyAsyncCommit();
-        udnnGpuCopyAsyncWaitPrior(); /* this thread's copies of this tile */
+        udnnGpuCopyAsyncWaitPending<1>(); /* this thread's copies of this tile */
         __syncthreads();
         if (dlive)
             /* each window's argmax; window row r spans x rows 2r to 2r + 2.

@@ -131,18 +131,52 @@ __device__ __forceinline__ void udnnGpuCopyAsyncL1(void *shared, const void *glo
 #endif
 }
 /* Pipelining: the copies a thread issued since its last commit become one
- * group; the wait lets at most the newest of its groups stay in flight
- * (a kernel that copies its next tile while it computes this one). */
+ * group; the wait lets at most the N newest of its groups stay in flight
+ * (a ring of N + 1 stages keeps N copies in flight while it reads the
+ * oldest); WaitAtMost takes a count known at run time, at most 7 in flight
+ * (the instruction takes an immediate: waiting for more is still right). */
 __device__ __forceinline__ void udnnGpuCopyAsyncCommit(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 #endif
 }
-__device__ __forceinline__ void udnnGpuCopyAsyncWaitPrior(void)
+template <int N> __device__ __forceinline__ void udnnGpuCopyAsyncWaitPending(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+__device__ __forceinline__ void udnnGpuCopyAsyncWaitAtMost(int n)
+{
+    switch (n) {
+    case 0: udnnGpuCopyAsyncWaitPending<0>(); break;
+    case 1: udnnGpuCopyAsyncWaitPending<1>(); break;
+    case 2: udnnGpuCopyAsyncWaitPending<2>(); break;
+    case 3: udnnGpuCopyAsyncWaitPending<3>(); break;
+    case 4: udnnGpuCopyAsyncWaitPending<4>(); break;
+    case 5: udnnGpuCopyAsyncWaitPending<5>(); break;
+    case 6: udnnGpuCopyAsyncWaitPending<6>(); break;
+    default: udnnGpuCopyAsyncWaitPending<7>(); break;
+    }
+}
+/* As udnnGpuCopyAsyncL1 where ok; where not, BYTES zeros, and nothing is
+ * read (global need not point at memory then). */
+template <int BYTES>
+__device__ __forceinline__ void udnnGpuCopyAsyncOrZero(void *shared, const void *global, bool ok)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(shared)),
+                 "l"(global), "n"(BYTES), "r"(ok ? BYTES : 0)
+                 : "memory");
+#else
+    struct alignas(BYTES) unit {
+        unsigned v[BYTES / 4];
+    };
+    unit u{};
+    if (ok) u = *(const unit *)global;
+    *(unit *)shared = u;
 #endif
 }
 
