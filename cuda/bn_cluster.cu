@@ -93,48 +93,21 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS) bn_cluster(bn_cluster
     const int64_t po = f * a.pstride;
     /* read before the cluster's barrier: in place, rank 0 overwrites it after */
     const float shift = (float)bn_shift<false>(a.side, po, a.x + f * a.run);
-    /* the thread's loads t + j B, j < nt, in groups of G copies, each
-     * group summed as it lands */
-    enum { G = BN_CLUSTER_GROUPS };
-    const int t = threadIdx.x, B = blockDim.x;
-    const int nt = t < n ? (n - t + B - 1) / B : 0, groups = (nt + G - 1) / G;
-    for (int q = 0; q < groups; q++) {
-#pragma unroll
-        for (int j = q * G; j < q * G + G; j++)
-            if (j < nt)
-                udnnGpuCopyAsync16(held + t + j * B, a.x + bn_run_off<W>(a.run, a.rstep, a.per_run,
-                                                                         f, p0 + t + j * B));
-        udnnGpuCopyAsyncCommit();
-    }
     SA acc[2] = {SA(0), SA(0)};
-    for (int q = 0; q < groups; q++) {
-        udnnGpuCopyAsyncWaitAtMost(groups - 1 - q);
+    udnn_gpu_hold_share<BN_CLUSTER_GROUPS>(
+        held, n, p0,
+        [&](int64_t q) { return a.x + bn_run_off<W>(a.run, a.rstep, a.per_run, f, q); },
+        [&](const V &xv) {
+            float v[2] = {0.0f, 0.0f};
 #pragma unroll
-        for (int j = q * G; j < q * G + G; j++)
-            if (j < nt) {
-                const V xv = held[t + j * B];
-                float v[2] = {0.0f, 0.0f};
-#pragma unroll
-                for (int e = 0; e < W; e++)
-                    bn_accumulate<2, false>(v, (float)udnn_gpu_pack_ld(xv, e) - shift, 0.0f);
-                acc[0] += (SA)v[0];
-                acc[1] += (SA)v[1];
-            }
-    }
-#pragma unroll
-    for (int k = 0; k < 2; k++) {
-        const double s = udnn_gpu_block_sum((double)acc[k], red);
-        if (threadIdx.x == 0) part[k] = s;
-    }
-    udnnGpuClusterArrive();
-    udnnGpuClusterWait();
+            for (int e = 0; e < W; e++)
+                bn_accumulate<2, false>(v, (float)udnn_gpu_pack_ld(xv, e) - shift, 0.0f);
+            acc[0] += (SA)v[0];
+            acc[1] += (SA)v[1];
+        });
+    double q[2] = {(double)acc[0], (double)acc[1]};
+    udnn_gpu_cluster_sum2(q, red, part, a.cs);
     if (threadIdx.x == 0) {
-        double q[2] = {0.0, 0.0};
-        for (unsigned r = 0; r < a.cs; r++) {
-            const double *pr = udnnGpuClusterMap(part, r);
-            q[0] += pr[0];
-            q[1] += pr[1];
-        }
         bn_side<T> side = a.side;
         if (rank != 0) side.running_mean = side.save_mean = NULL;
         bn_store_coef(kc, 1, 0, bn_finish_train<T>(side, po, (double)shift, q, a.M));

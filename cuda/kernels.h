@@ -424,6 +424,58 @@ static inline bool udnn_gpu_cluster_fits(const udnn_gpu_context *c, K kernel, un
     }
     return ok > 0;
 }
+
+/* A cluster block's share of n 16-byte loads from load p0 on, held in
+ * its shared memory (bn_cluster, nm_fwd_cluster): thread t copies loads
+ * p0 + t + j B (src(q): where load q is) into held[t + j B] by
+ * asynchronous copies in groups of G, and takes each, take(held[...]), in
+ * its order, as its group lands. Each thread reads back only its own
+ * copies: no barrier. */
+template <int G, class V, class Src, class Take>
+__device__ __forceinline__ void udnn_gpu_hold_share(V *held, int n, int64_t p0, Src src, Take take)
+{
+    const int t = threadIdx.x, B = blockDim.x;
+    const int nt = t < n ? (n - t + B - 1) / B : 0, groups = (nt + G - 1) / G;
+    for (int q = 0; q < groups; q++) {
+#pragma unroll
+        for (int j = q * G; j < q * G + G; j++)
+            if (j < nt) udnnGpuCopyAsync16(held + t + j * B, src(p0 + t + j * B));
+        udnnGpuCopyAsyncCommit();
+    }
+    for (int q = 0; q < groups; q++) {
+        udnnGpuCopyAsyncWaitAtMost(groups - 1 - q);
+#pragma unroll
+        for (int j = q * G; j < q * G + G; j++)
+            if (j < nt) take(held[t + j * B]);
+    }
+}
+
+/* Two sums over a cluster: each block's (s, in every thread, summed over
+ * the block through red, udnn_gpu_block_sum's slots) into its part[2],
+ * the cluster's barrier, then the blocks' parts in rank order into s in
+ * thread 0 of every block. The caller arrives again once its block is
+ * done with the others' parts, and waits before it ends. */
+__device__ __forceinline__ void udnn_gpu_cluster_sum2(double (&s)[2], double *red, double *part,
+                                                      unsigned cs)
+{
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+        const double b = udnn_gpu_block_sum(s[k], red);
+        if (threadIdx.x == 0) part[k] = b;
+    }
+    udnnGpuClusterArrive();
+    udnnGpuClusterWait();
+    if (threadIdx.x == 0) {
+        double q[2] = {0.0, 0.0};
+        for (unsigned r = 0; r < cs; r++) {
+            const double *pr = udnnGpuClusterMap(part, r);
+            q[0] += pr[0];
+            q[1] += pr[1];
+        }
+        s[0] = q[0];
+        s[1] = q[1];
+    }
+}
 #endif
 
 /* alpha * v + beta * old, for an output that blends (beta != 0): alpha *
@@ -646,6 +698,26 @@ __device__ __forceinline__ void udnn_gpu_blend_store_pack(T *p, const typename i
                                                           typename io<T>::C beta)
 {
     *(udnn_gpu_pack<T, N> *)p = udnn_gpu_blend_pack<T, N>(p, v, alpha, beta);
+}
+
+/* The paired type of a 16-bit type (udnnGpuPairMax and the other paired
+ * operations take it), and -inf in both lanes, as bits. */
+template <class T> struct udnn_gpu_pair;
+template <> struct udnn_gpu_pair<udnnGpuHalf> {
+    typedef udnnGpuHalf2 P;
+    static const uint32_t NEG_INF = 0xFC00FC00u;
+};
+template <> struct udnn_gpu_pair<udnnGpuBf16> {
+    typedef udnnGpuBf162 P;
+    static const uint32_t NEG_INF = 0xFF80FF80u;
+};
+
+/* A 32-bit word's bits as a pair P. */
+template <class P> __device__ __forceinline__ P udnn_gpu_pair_of(uint32_t u)
+{
+    P p;
+    memcpy(&p, &u, sizeof p);
+    return p;
 }
 
 /* 16 bytes of T */

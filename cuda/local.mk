@@ -8,7 +8,7 @@
 UDNN_CUDA_CU = cuda/backend.cu cuda/eltwise.cu cuda/tensor_ops.cu cuda/conv.cu cuda/pool.cu \
 	cuda/pool_fast.cu cuda/pool_tile.cu cuda/softmax.cu cuda/softmax_rows.cu cuda/lrn.cu \
 	cuda/bn.cu cuda/bn_flow.cu cuda/bn_rows.cu cuda/bn_cluster.cu cuda/norm.cu cuda/norm_rows.cu \
-	cuda/norm_grad.cu cuda/dropout.cu cuda/reduce.cu cuda/matmul.cu cuda/ref_bits.cu
+	cuda/norm_cluster.cu cuda/norm_grad.cu cuda/dropout.cu cuda/reduce.cu cuda/matmul.cu cuda/ref_bits.cu
 UDNN_CUDA_LO = $(UDNN_CUDA_CU:.cu=.lo)
 UDNN_CUDA_H = cuda/vendor.h cuda/gpu.h cuda/kernels.h cuda/act.h cuda/pool.h cuda/bn.h cuda/norm.h \
 	cuda/softmax.h

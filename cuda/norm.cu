@@ -141,26 +141,6 @@ static nm_geom nm_geometry(const udnn_norm_problem *p, const udnn_tensor *dy,
 
 /* ---- forward --------------------------------------------------------------------------- */
 
-template <class T> struct nm_fwd_args {
-    typedef typename udnn_gpu_param<T>::P P;
-    nm_space sets, inner; /* inner in items (see nm_elem) */
-    int64_t nsets, size, pstep;
-    int rms;
-    double eps;
-    const T *x;
-    T *y;
-    const P *scale, *bias; /* bias nullable */
-    P *save_mean, *save_inv; /* nullable */
-    int64_t chunks, chunk;   /* split sets: ranges a set, items a range */
-    double *partial;         /* split sets: [sets][chunks][2], then each set's shift */
-};
-
-/* Statistics of one set, the same in every thread of its team: hi + lo is
- * the mean, inv the inverse standard deviation. */
-template <class C> struct nm_stats {
-    C hi, lo, inv;
-};
-
 /* Offsets of item j of a set in the first NT slots. An item is one
  * element, or with V > 1 a 16-byte vector of V elements contiguous in the
  * data tensors: the inner space's last dim then counts vectors, and
@@ -214,30 +194,6 @@ __device__ __forceinline__ void nm_fwd_sums(const nm_fwd_args<T> &a, const T *x,
     }
 }
 
-/* The set's statistics from its sums; the calling thread saves them where
- * `save`. */
-template <class T>
-__device__ __forceinline__ nm_stats<typename io<T>::C>
-nm_fwd_finish(const nm_fwd_args<T> &a, double s1, double s2, double shift, int64_t st, bool save)
-{
-    typedef typename io<T>::C C;
-    typedef typename udnn_gpu_param<T>::P P;
-    const double n = (double)a.size, dm = a.rms ? 0.0 : s1 / n;
-    const double mean = a.rms ? 0.0 : shift + dm;
-    double var = s2 / n - dm * dm;
-    if (var < 0.0) var = 0.0; /* rounding only; NaN stays NaN */
-    const double inv = 1.0 / sqrt(var + a.eps);
-    if (save) {
-        if (a.save_mean != NULL) a.save_mean[st] = (P)mean;
-        if (a.save_inv != NULL) a.save_inv[st] = (P)inv;
-    }
-    nm_stats<C> r;
-    r.hi = (C)mean;
-    r.lo = (C)(mean - (double)r.hi);
-    r.inv = (C)inv;
-    return r;
-}
-
 /* y over items lo, lo + tw, ... below hi of the set at so. */
 template <class T, class I, int V>
 __device__ __forceinline__ void nm_fwd_write(const nm_fwd_args<T> &a, const int64_t (&so)[NM_SLOTS],
@@ -274,14 +230,6 @@ __device__ __forceinline__ void nm_store_hint(T *p, int64_t off, const typename 
     } else {
         nm_store<T, V>(p, off, v);
     }
-}
-
-/* A set's shift: its first element (0 for RMS); a mean far from 0 then
- * cancels nothing. */
-template <class T>
-__device__ __forceinline__ double nm_fwd_shift(const nm_fwd_args<T> &a, const T *x)
-{
-    return a.rms ? 0.0 : (double)io<T>::ld(x[0]);
 }
 
 template <class T, class I, int V>
@@ -1291,6 +1239,8 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
     a.save_mean = (P *)p->save_mean_ptr;
     a.save_inv = (P *)p->save_inv_std_ptr;
     if (a.nsets == 0 || a.inner.size == 0) return UDNN_STATUS_SUCCESS;
+    a.size = g.inner.size;
+    if (nm_forward_cluster<T>(c, &g, a, &st)) return st;
     const void *ptrs[2] = {a.x, a.y};
     static const int slots[2] = {N_X, N_OUT};
     return nm_launch_sets<T>(

@@ -83,6 +83,60 @@ template <class C> __device__ __forceinline__ C nm_fwd_y(C x, C hi, C lo, C inv,
     return ((x - hi) - lo) * inv * sc;
 }
 
+/* ---- forward: the arguments and statistics of every forward kernel --------------------- */
+
+template <class T> struct nm_fwd_args {
+    typedef typename udnn_gpu_param<T>::P P;
+    nm_space sets, inner; /* inner in items (see nm_elem) */
+    int64_t nsets, size, pstep;
+    int rms;
+    double eps;
+    const T *x;
+    T *y;
+    const P *scale, *bias; /* bias nullable */
+    P *save_mean, *save_inv; /* nullable */
+    int64_t chunks, chunk;   /* split sets: ranges a set, items a range */
+    double *partial;         /* split sets: [sets][chunks][2], then each set's shift */
+};
+
+/* Statistics of one set, the same in every thread of its team: hi + lo is
+ * the mean, inv the inverse standard deviation. */
+template <class C> struct nm_stats {
+    C hi, lo, inv;
+};
+
+/* The set's statistics from its sums; the calling thread saves them where
+ * `save`. */
+template <class T>
+__device__ __forceinline__ nm_stats<typename io<T>::C>
+nm_fwd_finish(const nm_fwd_args<T> &a, double s1, double s2, double shift, int64_t st, bool save)
+{
+    typedef typename io<T>::C C;
+    typedef typename udnn_gpu_param<T>::P P;
+    const double n = (double)a.size, dm = a.rms ? 0.0 : s1 / n;
+    const double mean = a.rms ? 0.0 : shift + dm;
+    double var = s2 / n - dm * dm;
+    if (var < 0.0) var = 0.0; /* rounding only; NaN stays NaN */
+    const double inv = 1.0 / sqrt(var + a.eps);
+    if (save) {
+        if (a.save_mean != NULL) a.save_mean[st] = (P)mean;
+        if (a.save_inv != NULL) a.save_inv[st] = (P)inv;
+    }
+    nm_stats<C> r;
+    r.hi = (C)mean;
+    r.lo = (C)(mean - (double)r.hi);
+    r.inv = (C)inv;
+    return r;
+}
+
+/* A set's shift: its first element (0 for RMS); a mean far from 0 then
+ * cancels nothing. */
+template <class T>
+__device__ __forceinline__ double nm_fwd_shift(const nm_fwd_args<T> &a, const T *x)
+{
+    return a.rms ? 0.0 : (double)io<T>::ld(x[0]);
+}
+
 /* dx of one element from its g = dy * scale and xhat, its set's inv,
  * mean(g) (0 for RMS) and mean(g * xhat). */
 template <class W> __device__ __forceinline__ W nm_bwd_dx(W g, W xhat, W inv, W mean_g, W mean_gx)
@@ -216,6 +270,14 @@ udnnStatus_t nm_param_grads(const udnn_gpu_context *c, const udnn_norm_problem *
 template <class T>
 udnnStatus_t nm_grad_finish_launch(const udnn_gpu_context *c, const nm_grad_args<T> &a,
                                    int64_t splits);
+
+/* norm_cluster.cu: a's forward in thread-block clusters, where its sets are
+ * runs of contiguous elements under one parameter each and a set fits a
+ * cluster's shared memory (a.size set); 0 where not (nothing launched),
+ * else 1 with *st the launch's status. */
+template <class T>
+int nm_forward_cluster(const udnn_gpu_context *c, const nm_geom *g, const nm_fwd_args<T> &a,
+                       udnnStatus_t *st);
 
 /* norm_rows.cu: p in the row kernels where its sets are rows; 0 where not
  * (nothing launched), else 1 with *st the launches' status. */

@@ -179,28 +179,11 @@ __device__ __forceinline__ void pool_tile_issue(const pool_args &a, const pool_t
  * instructions per position (a mask of each lane's equality, merged). h0,
  * w0: the first window's first row and column, for the first position a
  * window covers when none is taken. Returns window ow's byte, then ow + 1's. */
-template <class T> struct pool_pk;
-template <> struct pool_pk<udnnGpuHalf> {
-    typedef udnnGpuHalf2 P;
-    static const uint32_t NEG_INF = 0xFC00FC00u;
-};
-template <> struct pool_pk<udnnGpuBf16> {
-    typedef udnnGpuBf162 P;
-    static const uint32_t NEG_INF = 0xFF80FF80u;
-};
-
-template <class P> __device__ __forceinline__ P pool_pk_of(uint32_t u)
-{
-    P p;
-    memcpy(&p, &u, sizeof p);
-    return p;
-}
-
 template <class T, int PW>
 __device__ __forceinline__ uint32_t pool_pair_argmax(const T *p, int pitch, bool propagate, int h0,
                                                      int w0)
 {
-    typedef typename pool_pk<T>::P P;
+    typedef typename udnn_gpu_pair<T>::P P;
     constexpr int KW = pool_tile_shape<T, PW>::KW;
     P v[KW * KW];
 #pragma unroll
@@ -208,9 +191,12 @@ __device__ __forceinline__ uint32_t pool_pair_argmax(const T *p, int pitch, bool
         const uint32_t *w = (const uint32_t *)(p + kh * pitch);
         const uint32_t a = w[0], b = w[1], c = w[2];
         /* lane 0 the window from column 2ow - PW, lane 1 two columns on */
-        v[kh * KW + 0] = pool_pk_of<P>(PW ? __byte_perm(a, b, 0x7632) : __byte_perm(a, b, 0x5410));
-        v[kh * KW + 1] = pool_pk_of<P>(PW ? __byte_perm(b, c, 0x5410) : __byte_perm(a, b, 0x7632));
-        v[kh * KW + 2] = pool_pk_of<P>(PW ? __byte_perm(b, c, 0x7632) : __byte_perm(b, c, 0x5410));
+        v[kh * KW + 0] =
+            udnn_gpu_pair_of<P>(PW ? __byte_perm(a, b, 0x7632) : __byte_perm(a, b, 0x5410));
+        v[kh * KW + 1] =
+            udnn_gpu_pair_of<P>(PW ? __byte_perm(b, c, 0x5410) : __byte_perm(a, b, 0x7632));
+        v[kh * KW + 2] =
+            udnn_gpu_pair_of<P>(PW ? __byte_perm(b, c, 0x7632) : __byte_perm(b, c, 0x5410));
     }
     P pm = v[0];
     if (propagate) {
@@ -240,8 +226,9 @@ __device__ __forceinline__ uint32_t pool_pair_argmax(const T *p, int pitch, bool
     }
     /* pool_mx_take from pool_mx_init: PROPAGATE takes all but -inf,
      * NOT_PROPAGATE all but NaN */
-    const uint32_t taken = propagate ? udnnGpuPairNeuMask(pm, pool_pk_of<P>(pool_pk<T>::NEG_INF))
-                                     : udnnGpuPairEqMask(pm, pm);
+    const P neg_inf = udnn_gpu_pair_of<P>(udnn_gpu_pair<T>::NEG_INF);
+    const uint32_t taken =
+        propagate ? udnnGpuPairNeuMask(pm, neg_inf) : udnnGpuPairEqMask(pm, pm);
     if (taken != 0xFFFFFFFFu) {
         const int fh = (h0 < 0 ? -h0 : 0) * KW;
         const uint32_t first =

@@ -524,7 +524,21 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
  * rows (3.2 MB) need 200 KB a block, which ran slower in a standalone
  * probe (H100, 1954 against 2135); rows whose clusters do not fill every
  * multiprocessor take the other kernels (below). SM_CLUSTER 0 for
- * comparison. */
+ * comparison.
+ * The threads' maxima by pairs (udnnGpuPairMax) against two conversions
+ * and two float maxima a pair: H200, bursts, three passes (copy f16 4020 /
+ * 4037 / 4018 GB/s), 64 x 256 x 56 x 56 f16 2115 / 2117 / 2113 against
+ * 2078 / 2078 / 2075, bf16 2106 / 2103 / 2109 against 2050 / 2046 / 2056,
+ * log f16 2178 / 2180 / 2186 against 2142 / 2145 / 2135, 32 x 64 x 112 x
+ * 112 f16 1840 / 1840 / 1837 against 1793 / 1782 / 1791. Not kept: the
+ * sum pass writing its exps back over x in the data's type, so that the
+ * output pass multiplies instead of taking each exp again (one exp an
+ * element where the multiprocessor's 16 a clock bound the kernel): f16
+ * 2140 / 2122 / 2135 (2147 / 2161 / 2172 with the pairs), but the exp
+ * rounded to 16 bits and y rounded again moved y by one unit in the last
+ * place where y is a subnormal half, as most of a long row's outputs are:
+ * error 2.42e-03 normwise against the reference's own rounding (7.41e-05
+ * rounded once; HALF's tolerance 1e-3). */
 #ifndef SM_CLUSTER
 #define SM_CLUSTER 1
 #endif
@@ -583,12 +597,19 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1024 / SM_CLUSTER_THREADS)
      * -inf), then its sum of exp(x - shift) */
     C mt = C(0);
     if (f.shift) {
-        mt = -C(INFINITY);
+        /* by pairs in the data's own type: a maximum is exact in it, and
+         * a pair's is one instruction where two conversions and two
+         * maxima are per pair in float (SM_CLUSTER's figures) */
+        typedef typename udnn_gpu_pair<T>::P Q;
+        Q qm = udnn_gpu_pair_of<Q>(udnn_gpu_pair<T>::NEG_INF);
         for (int i = t; i < n; i += B) {
             const P h = held[i];
+            Q q[V / 2];
+            memcpy(q, &h, sizeof q);
 #pragma unroll
-            for (int e = 0; e < V; e++) mt = fmax(mt, (C)udnn_gpu_pack_ld(h, e));
+            for (int e = 0; e < V / 2; e++) qm = udnnGpuPairMax(qm, q[e]);
         }
+        mt = fmax((C)qm.x, (C)qm.y);
     }
     const C sh = mt == -C(INFINITY) ? C(0) : mt;
     sm_acc<C> acc;

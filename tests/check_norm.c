@@ -600,7 +600,9 @@ END_TEST
  * device idle, so a GPU backend may split a set over several blocks whose
  * partial sums meet in scratch (16-bit sets too: 8192 vectors of 8), and
  * may take a second pass over groups of sets (8, 4 or 2 by type: whole
- * groups and a last one of one set). few_long_k: the family's k for them. */
+ * groups and a last one of one set), or hold a set in a cluster of blocks
+ * (group norm's sets, whose channels are runs). few_long_k: the family's k
+ * for them; group norm runs again in two groups (18 sets of 32 channels). */
 static const int few_long_dims[4] = {9, 64, 32, 32};
 
 static int few_long_k(int fam)
@@ -620,6 +622,11 @@ START_TEST(test_few_long_sets)
         snprintf(what, sizeof what, "%s %s %s %s few long sets", tu_backend_name(bk),
                  fam_names[fam], tu_dtype_name(t), tu_layout_name(l));
         check_case(h, what, fam, few_long_k(fam), t, l, 4, few_long_dims, 1e-2, 1);
+        if (fam == FAM_GROUP) {
+            snprintf(what, sizeof what, "%s group %s %s few long sets in two groups",
+                     tu_backend_name(bk), tu_dtype_name(t), tu_layout_name(l));
+            check_case(h, what, fam, 2, t, l, 4, few_long_dims, 1e-2, 1);
+        }
     }
 }
 END_TEST
