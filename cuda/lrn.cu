@@ -1027,10 +1027,11 @@ static void lrn_fwd_walk_go(const udnn_gpu_context *c, const lrn_geom &g, int in
     if constexpr (ch::CAP5_16) {
         /* Where one wave of the narrower chunks (4 channels, two in
          * flight, 6 blocks a multiprocessor) holds every walk unsplit and
-         * the wider chunks' 5 blocks would need a second wave, the
-         * narrower chunks: H200, bursts, three passes, f16 32 x 64 x 112
-         * x 112 3275 / 3300 / 3306 GB/s against 3189 / 3205 / 3225 (bf16
-         * alike); 64 x 256 x 56 x 56 keeps the wider chunks. */
+         * the wider chunks' blocks (4 with the ring, 5 before it) would
+         * need a second wave, the narrower chunks: H200, bursts, three
+         * passes, before the ring, f16 32 x 64 x 112 x 112 3275 / 3300 /
+         * 3306 GB/s against 3189 / 3205 / 3225 (bf16 alike); 64 x 256 x
+         * 56 x 56 keeps the wider chunks. */
         const auto narrow = lrn_fwd_walk_kernel<T, P, 4, 2, NB, NA, FULL, PK, 6, 0>;
         static udnn_gpu_cache narrow_occupancy;
         const int64_t narrow_per_sm =
