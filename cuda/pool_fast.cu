@@ -498,7 +498,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
                     if (oh >= a.out[1] || ow >= a.out[2]) continue;
                     int hlo, hhi;
                     const int h0 = pool_span(a, 1, oh, hlo, hhi);
-                    C m = pad;
+                    pool_mx<C> m = {pad, 0};
                     for (int d = dlo; d < dhi; d++) {
                         C v[4];
 #pragma unroll
@@ -508,19 +508,15 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
                                        ? io<T>::ld(xb[d * a.xs[2] + h * a.xs[3] + w * a.xs[4]])
                                        : pad;
                         }
-                        if (MODE == POOL_AVG) {
-#pragma unroll
-                            for (int e = 0; e < 4; e++) m += v[e];
-                        } else {
-                            m = pool_max_join(m, pool_plane_max(v, PROP), PROP);
-                        }
+                        pool_window_take<MODE>(m, v, 0, PROP);
                     }
                     if (MODE == POOL_AVG) {
                         const int cols = (2 * ow + 2 < a.in[2] ? 2 : a.in[2] - 2 * ow);
-                        m = pool_div(m, a.include_pad ? C(a.win[0] * a.win[1] * 2)
-                                                      : C((dhi - dlo) * (hhi - hlo) * cols));
+                        const int cells = a.include_pad ? a.win[0] * a.win[1] * 2
+                                                        : (dhi - dlo) * (hhi - hlo) * cols;
+                        m.best = pool_div(m.best, C(cells));
                     }
-                    udnn_gpu_blend_store(yb + oh * a.ys[3] + ow * a.ys[4], m, alpha, beta);
+                    udnn_gpu_blend_store(yb + oh * a.ys[3] + ow * a.ys[4], m.best, alpha, beta);
                 }
                 continue;
             }
@@ -532,11 +528,11 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
                 h0[rr] = pool_span(a, 1, oh[rr], hlo[rr], hhi[rr]);
                 if (oh[rr] >= a.out[1]) hhi[rr] = 0; /* past the last row: no input row */
             }
-            C m[R][P];
+            pool_mx<C> m[R][P];
 #pragma unroll
             for (int rr = 0; rr < R; rr++)
 #pragma unroll
-                for (int j = 0; j < P; j++) m[rr][j] = pad;
+                for (int j = 0; j < P; j++) m[rr][j] = {pad, 0};
             for (int d = dlo; d < dhi; d++) {
                 const T *plane = xb + d * a.xs[2];
                 XT buf[R][2];
@@ -559,13 +555,7 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
                         const C v[4] = {
                             io<T>::ld(buf[rr][0].v[2 * j]), io<T>::ld(buf[rr][0].v[2 * j + 1]),
                             io<T>::ld(buf[rr][1].v[2 * j]), io<T>::ld(buf[rr][1].v[2 * j + 1])};
-                        if (MODE == POOL_AVG) {
-#pragma unroll
-                            for (int k = 0; k < 4; k++) m[rr][j] += v[k];
-                        } else {
-                            m[rr][j] = pool_max_join(m[rr][j], pool_plane_max(v, PROP),
-                                                     PROP);
-                        }
+                        pool_window_take<MODE>(m[rr][j], v, 0, PROP);
                     }
             }
 #pragma unroll
@@ -575,8 +565,8 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, POOL_ROW2_MINB)
 #pragma unroll
                 for (int j = 0; j < P; j++)
                     v[j] = MODE == POOL_MAX
-                               ? m[rr][j]
-                               : pool_div(m[rr][j], a.include_pad
+                               ? m[rr][j].best
+                               : pool_div(m[rr][j].best, a.include_pad
                                                         ? C(a.win[0] * a.win[1] * 2)
                                                         : C((dhi - dlo) * (hhi[rr] - hlo[rr]) * 2));
                 T *yr = yb + oh[rr] * a.ys[3];
