@@ -1269,6 +1269,7 @@ static udnnStatus_t nm_backward(const udnn_gpu_context *c, const udnn_norm_probl
     if (g.sets.size == 0 || g.inner.size == 0) return UDNN_STATUS_SUCCESS;
     udnnStatus_t st;
     if (nm_backward_rows<T>(c, p, &g, &st)) return st;
+    if (nm_backward_cluster<T>(c, p, &g, &st)) return st;
     /* the parameter gradients before dx (dx may be x's or dy's buffer), in
      * the set kernels' launch where nm_bwd_fused does not take them */
     udnnStatus_t grads = UDNN_STATUS_SUCCESS;

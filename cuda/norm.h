@@ -278,6 +278,12 @@ udnnStatus_t nm_grad_finish_launch(const udnn_gpu_context *c, const nm_grad_args
 template <class T>
 int nm_forward_cluster(const udnn_gpu_context *c, const nm_geom *g, const nm_fwd_args<T> &a,
                        udnnStatus_t *st);
+/* norm_cluster.cu: group norm's backward in thread-block clusters, where
+ * the forward's criteria hold for x, dy and dx; 0 where not (nothing
+ * launched), else 1 with *st the launches' status. */
+template <class T>
+int nm_backward_cluster(const udnn_gpu_context *c, const udnn_norm_problem *p, const nm_geom *g,
+                        udnnStatus_t *st);
 
 /* norm_rows.cu: p in the row kernels where its sets are rows; 0 where not
  * (nothing launched), else 1 with *st the launches' status. */

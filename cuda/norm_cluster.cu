@@ -182,6 +182,259 @@ int nm_forward_cluster(const udnn_gpu_context *c, const nm_geom *g, const nm_fwd
     (void)c, (void)g, (void)a, (void)st;
     return 0;
 }
+
+/* ---- backward: group norm's dx and parameter partials, x and dy held once ---------------- */
+
+/* NM_BWD_CLUSTER=0 turns it off, for comparison. H200, bursts, two
+ * passes against the split paths (x and dy read three times; copy f16
+ * 4143 / 4139 GB/s): 8 groups of 32 x 256 x 112 x 112 f16 1975 / 1975
+ * against 1487 / 1489, of 4 x 256 x 112 x 112 1430 / 1413 against 998 /
+ * 1000, 32 groups of 16 x 320 x 128 x 128 bf16 1967 / 1968 against 1558
+ * / 1556. f32, twice the bytes a set, is left to the split paths. */
+#ifndef NM_BWD_CLUSTER
+#define NM_BWD_CLUSTER 1
+#endif
+#define NM_BWD_CLUSTER_THREADS 512
+/* a block's x and dy: 200 bytes a thread, two blocks a multiprocessor */
+#define NM_BWD_CLUSTER_SHARE ((size_t)200 * NM_BWD_CLUSTER_THREADS)
+/* the most runs one block's share may touch */
+#define NM_BWD_CLUSTER_RUNS 32
+
+template <class T> struct nm_bwd_cluster_args {
+    typedef typename udnn_gpu_param<T>::P P;
+    nm_space sets;
+    const T *x, *dy;
+    T *dx;
+    const P *scale, *mean, *inv; /* mean NULL for RMS */
+    int64_t rx, rdy, rdx, rp;    /* from run to run: x's, dy's, dx's, the parameters' steps */
+    udnn_gpu_div32 per_run;      /* loads in a run */
+    int64_t loads, chunk;        /* a set's loads, a block's share of them */
+    unsigned cs;                 /* blocks of a cluster */
+    double rlen;                 /* 1 / a set's elements */
+    udnn_gpu_div32 groups;       /* set s is (s / groups, s % groups) */
+    int64_t runs, F;             /* runs a set; parameters (groups x runs) */
+    double *partial;             /* [n][2][F], for nm_grad_finish */
+};
+
+/* Block b of the grid is block b % cs of set b / cs's cluster and holds
+ * its loads [rank chunk, (rank + 1) chunk) of x and of dy in dynamic
+ * shared memory (dy's after x's chunk), copied in the round-robin order
+ * that coalesces them. With the set's saved statistics, one pass over
+ * them gives both the set's sums (sum g and sum g xhat, g = dy scale) and
+ * the parameters' terms (dy xhat and dy) of each run: that pass gives
+ * thread t the contiguous loads [t m, t m + m), m odd (LDS.128 without
+ * conflicts), which span at most two runs, so that each run's partial is
+ * a sum over the block in thread order (deterministic), kept in runpart
+ * for the cluster. After the cluster's barrier every block joins the
+ * set's sums in rank order, the block holding a run's first load joins
+ * its partial over the blocks holding it, in rank order, into
+ * partial[n][.][group's run], and each block writes its dx. */
+template <class T, int W>
+__global__ void __launch_bounds__(NM_BWD_CLUSTER_THREADS, 2)
+    nm_bwd_cluster(nm_bwd_cluster_args<T> k)
+{
+    typedef typename io<T>::C C;
+    typedef udnn_gpu_pack<T, W> V;
+    extern __shared__ uint4 nm_cluster_held[];
+    __shared__ double red[NM_BWD_CLUSTER_THREADS / 16], part[2];
+    __shared__ double runpart[NM_BWD_CLUSTER_RUNS][2];
+    __shared__ C means[2];
+    const unsigned rank = udnnGpuClusterRank();
+    const int64_t set = blockIdx.x / k.cs, p0 = rank * k.chunk;
+    const int64_t end = p0 + k.chunk < k.loads ? p0 + k.chunk : k.loads;
+    const int n = end > p0 ? (int)(end - p0) : 0;
+    const int t = threadIdx.x, B = blockDim.x;
+    V *hx = (V *)nm_cluster_held, *hg = hx + k.chunk;
+    int64_t so[NM_SLOTS];
+    udnn_gpu_space_offsets<int64_t, NM_SLOTS>(k.sets, set, so);
+    const T *x = k.x + so[N_X], *dy = k.dy + so[N_DY];
+    const auto *scale = k.scale + so[N_P];
+    const C mean = k.mean != NULL ? (C)k.mean[so[N_ST]] : C(0), inv = (C)k.inv[so[N_ST]];
+    for (int i = t; i < n; i += B) {
+        const int64_t q = p0 + i, r = udnn_gpu_div32_q(k.per_run, (uint32_t)q);
+        const int64_t off = (q - r * k.per_run.d) * W;
+        udnnGpuCopyAsync16(hx + i, x + r * k.rx + off);
+        udnnGpuCopyAsync16(hg + i, dy + r * k.rdy + off);
+    }
+    udnnGpuCopyAsyncWait();
+    __syncthreads(); /* the next pass reads other threads' copies */
+    const int m = ((n + B - 1) / B) | 1;
+    const int lo = t * m < n ? t * m : n, hi = lo + m < n ? lo + m : n;
+    const int64_t r0 = udnn_gpu_div32_q(k.per_run, (uint32_t)p0);
+    int64_t ra = -1;
+    float pa[2] = {0.0f, 0.0f}, pb[2] = {0.0f, 0.0f}; /* the thread's first run's, its second's */
+    double q[2] = {0.0, 0.0};
+    for (int i = lo; i < hi; i++) {
+        const int64_t r = udnn_gpu_div32_q(k.per_run, (uint32_t)(p0 + i));
+        if (ra < 0) ra = r;
+        const C sc = (C)scale[r * k.rp];
+        const V xv = hx[i], gv = hg[i];
+        float f[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int e = 0; e < W; e++) {
+            const C d = (C)udnn_gpu_pack_ld(gv, e);
+            const C xh = ((C)udnn_gpu_pack_ld(xv, e) - mean) * inv, g = udnnGpuMulRn(d, sc);
+            f[0] += g;
+            f[1] += g * xh;
+            f[2] += d * xh;
+            f[3] += d;
+        }
+        q[0] += (double)f[0];
+        q[1] += (double)f[1];
+        if (r == ra) {
+            pa[0] += f[2];
+            pa[1] += f[3];
+        } else {
+            pb[0] += f[2];
+            pb[1] += f[3];
+        }
+    }
+    const int nr = n > 0 ? (int)(udnn_gpu_div32_q(k.per_run, (uint32_t)(end - 1)) - r0 + 1) : 0;
+    for (int j = 0; j < nr; j++) {
+        double v[2] = {0.0, 0.0};
+        if (lo < hi && ra == r0 + j) v[0] = pa[0], v[1] = pa[1];
+        else if (lo < hi && ra + 1 == r0 + j) v[0] = pb[0], v[1] = pb[1];
+#pragma unroll
+        for (int c = 0; c < 2; c++) {
+            const double b = udnn_gpu_block_sum(v[c], red);
+            if (t == 0) runpart[j][c] = b;
+        }
+    }
+    udnn_gpu_cluster_sum2(q, red, part, k.cs);
+    if (t == 0) {
+        means[0] = (C)(q[0] * k.rlen);
+        means[1] = (C)(q[1] * k.rlen);
+    }
+    /* the runs whose first load this block holds: their partials over the
+     * cluster's blocks, in rank order */
+    if (t < nr) {
+        const int64_t r = r0 + t, first = r * k.per_run.d;
+        if (first >= p0) {
+            const int64_t next = (r + 1) * k.per_run.d;
+            const int64_t last = (next < k.loads ? next : k.loads) - 1;
+            const unsigned k1 = (unsigned)(last / k.chunk);
+            double s0 = 0.0, s1 = 0.0;
+            for (unsigned kk = rank; kk <= k1; kk++) {
+                const int64_t rr = udnn_gpu_div32_q(k.per_run, (uint32_t)(kk * k.chunk));
+                const double *pr = udnnGpuClusterMap(&runpart[0][0], kk) + 2 * (r - rr);
+                s0 += pr[0];
+                s1 += pr[1];
+            }
+            const int64_t nn = udnn_gpu_div32_q(k.groups, (uint32_t)set);
+            const int64_t f = (set - nn * k.groups.d) * k.runs + r;
+            k.partial[(nn * 2) * k.F + f] = s0;
+            k.partial[(nn * 2 + 1) * k.F + f] = s1;
+        }
+    }
+    __syncthreads();
+    udnnGpuClusterArrive(); /* this block is done with the others' shared memory */
+    const C mg = means[0], mgx = means[1];
+    T *dx = k.dx + so[N_OUT];
+    for (int i = t; i < n; i += B) {
+        const int64_t q = p0 + i, r = udnn_gpu_div32_q(k.per_run, (uint32_t)q);
+        const C sc = (C)scale[r * k.rp];
+        const V xv = hx[i], gv = hg[i];
+        V o;
+#pragma unroll
+        for (int e = 0; e < W; e++) {
+            const C xh = ((C)udnn_gpu_pack_ld(xv, e) - mean) * inv;
+            const C g = udnnGpuMulRn((C)udnn_gpu_pack_ld(gv, e), sc);
+            o.v[e] = io<T>::st(nm_bwd_dx(g, xh, inv, mg, mgx));
+        }
+        *(V *)(dx + r * k.rdx + (q - r * k.per_run.d) * W) = o;
+    }
+    udnnGpuClusterWait(); /* the others are done with this block's shared memory */
+}
+
+template <class T>
+int nm_backward_cluster(const udnn_gpu_context *c, const udnn_norm_problem *p, const nm_geom *g,
+                        udnnStatus_t *st)
+{
+    if constexpr (NM_BWD_CLUSTER && sizeof(T) == 2) {
+        typedef typename udnn_gpu_param<T>::P P;
+        constexpr int W = 16 / (int)sizeof(T);
+        const nm_space &in = g->inner;
+        /* set s is (batch s / groups, group s % groups): the sets' space is
+         * (n, group) or one of them alone; a parameter is (group, run),
+         * the inner space (channel in group, spatial) or (spatial) alone */
+        const nm_space &sets = g->sets;
+        if (p->groups <= 0 || sets.nd < 1 || sets.nd > 2 || g->feat.nd > 2 || in.nd < 1 ||
+            in.nd > 2)
+            return 0;
+        if (sets.nd == 2 && (sets.dim[1] != p->groups || sets.st[N_P][1] == 0)) return 0;
+        const int l = in.nd - 1;
+        const int64_t len = in.dim[l];
+        if (in.st[N_X][l] != 1 || in.st[N_DY][l] != 1 || in.st[N_OUT][l] != 1 ||
+            in.st[N_P][l] != 0 || (in.nd == 2 && in.st[N_P][0] == 0) || len % W != 0 ||
+            len / W >= ((int64_t)1 << 31))
+            return 0;
+        nm_bwd_cluster_args<T> k;
+        memset(&k, 0, sizeof k);
+        k.sets = sets;
+        k.x = (const T *)p->x_ptr;
+        k.dy = (const T *)p->dy_ptr;
+        k.dx = (T *)p->out_ptr;
+        k.scale = (const P *)p->scale_ptr;
+        k.mean = (const P *)p->saved_mean_ptr;
+        k.inv = (const P *)p->saved_inv_std_ptr;
+        k.rx = in.nd == 2 ? in.st[N_X][0] : 0;
+        k.rdy = in.nd == 2 ? in.st[N_DY][0] : 0;
+        k.rdx = in.nd == 2 ? in.st[N_OUT][0] : 0;
+        k.rp = in.nd == 2 ? in.st[N_P][0] : 0;
+        k.runs = in.nd == 2 ? in.dim[0] : 1;
+        const void *ptrs[3] = {k.x, k.dy, k.dx};
+        for (int i = 0; i < 3; i++)
+            if ((uintptr_t)ptrs[i] % 16 != 0) return 0;
+        if (k.rx % W != 0 || k.rdy % W != 0 || k.rdx % W != 0) return 0;
+        for (int d = 0; d < sets.nd; d++)
+            if (sets.st[N_X][d] % W != 0 || sets.st[N_DY][d] % W != 0 ||
+                sets.st[N_OUT][d] % W != 0)
+                return 0;
+        k.loads = in.size / W;
+        k.per_run = udnn_gpu_div32_make((uint32_t)(len / W));
+        k.groups = udnn_gpu_div32_make((uint32_t)p->groups);
+        k.F = g->feat.size;
+        if (k.F != p->groups * k.runs) return 0;
+        k.rlen = 1.0 / (double)in.size;
+        const int64_t nsets = sets.size, batch = nsets / p->groups;
+        if (k.loads >= ((int64_t)1 << 31) || nsets >= ((int64_t)1 << 31) ||
+            !udnn_gpu_cluster_split(k.loads, 32, NM_BWD_CLUSTER_SHARE, NM_CLUSTER_MAX, &k.cs,
+                                    &k.chunk) ||
+            nsets * k.cs >= ((int64_t)1 << 31) || k.chunk * k.cs >= ((int64_t)1 << 32))
+            return 0;
+        /* each thread's contiguous loads within two runs, a block's within
+         * NM_BWD_CLUSTER_RUNS */
+        const int64_t m = (k.chunk + NM_BWD_CLUSTER_THREADS - 1) / NM_BWD_CLUSTER_THREADS + 1;
+        if (len / W < m || k.chunk / (len / W) + 2 > NM_BWD_CLUSTER_RUNS) return 0;
+        if ((size_t)(2 * batch * k.F) * sizeof(double) > c->scratch_bytes) return 0;
+        k.partial = (double *)c->scratch;
+        auto kernel = nm_bwd_cluster<T, W>;
+        static udnn_gpu_cache fits;
+        if (!udnn_gpu_cluster_fits(c, kernel, NM_BWD_CLUSTER_THREADS, NM_BWD_CLUSTER_SHARE,
+                                   NM_CLUSTER_MAX, &fits))
+            return 0;
+        const udnnGpuError_t e = udnnGpuLaunchClusters(
+            kernel, (unsigned)(nsets * k.cs),
+            udnn_gpu_whole_warps(k.chunk, NM_BWD_CLUSTER_THREADS), (size_t)k.chunk * 32,
+            c->stream, k.cs, k);
+        if (e != udnnGpuSuccess) {
+            *st = udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
+                                "launching the norm's backward cluster kernel");
+            return 1;
+        }
+        nm_grad_args<T> f;
+        memset(&f, 0, sizeof f);
+        f.feat = g->feat;
+        f.F = k.F;
+        f.partial = k.partial;
+        f.dscale = (P *)p->dscale_ptr;
+        f.dbias = (P *)p->dbias_ptr;
+        *st = nm_grad_finish_launch<T>(c, f, batch);
+        return 1;
+    }
+    (void)c, (void)p, (void)g, (void)st;
+    return 0;
+}
 #else /* no clusters: the other paths */
 template <class T>
 int nm_forward_cluster(const udnn_gpu_context *, const nm_geom *, const nm_fwd_args<T> &,
@@ -189,9 +442,17 @@ int nm_forward_cluster(const udnn_gpu_context *, const nm_geom *, const nm_fwd_a
 {
     return 0;
 }
+template <class T>
+int nm_backward_cluster(const udnn_gpu_context *, const udnn_norm_problem *, const nm_geom *,
+                        udnnStatus_t *)
+{
+    return 0;
+}
 #endif
 
 #define NM_CLUSTER_TYPE(T)                                                                         \
     template int nm_forward_cluster<T>(const udnn_gpu_context *, const nm_geom *,                  \
-                                       const nm_fwd_args<T> &, udnnStatus_t *);
+                                       const nm_fwd_args<T> &, udnnStatus_t *);                    \
+    template int nm_backward_cluster<T>(const udnn_gpu_context *, const udnn_norm_problem *,       \
+                                        const nm_geom *, udnnStatus_t *);
 UDNN_GPU_FLOAT_TYPES(NM_CLUSTER_TYPE)
