@@ -243,6 +243,23 @@ static __device__ __forceinline__ uint32_t udnn_gpu_div32_q(const udnn_gpu_div32
     return (__umulhi(n, q.m) + n) >> q.s;
 }
 
+/* Load q of a span laid out as runs of per_run.d loads of W elements,
+ * `step` elements from one run's start to the next (a channel of NCHW,
+ * a group's channels): its run, and its element offset from the span's
+ * start. */
+struct udnn_gpu_run_at {
+    int64_t run, off;
+};
+template <int W>
+static __device__ __forceinline__ udnn_gpu_run_at udnn_gpu_run_locate(const udnn_gpu_div32 &per_run,
+                                                                      int64_t step, int64_t q)
+{
+    udnn_gpu_run_at r;
+    r.run = udnn_gpu_div32_q(per_run, (uint32_t)q);
+    r.off = r.run * step + (q - r.run * per_run.d) * W;
+    return r;
+}
+
 typedef struct {
     uint64_t d;
     uint32_t m, s;

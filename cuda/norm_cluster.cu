@@ -43,20 +43,6 @@ template <class T> struct nm_cluster_args {
     unsigned cs;            /* blocks of a cluster */
 };
 
-/* Load q of a set: its run and its offset in x (or, by ry, y). */
-struct nm_cluster_at {
-    int64_t run, off;
-};
-template <int W>
-__device__ __forceinline__ nm_cluster_at nm_cluster_locate(const udnn_gpu_div32 &per_run,
-                                                           int64_t step, int64_t q)
-{
-    nm_cluster_at r;
-    r.run = udnn_gpu_div32_q(per_run, (uint32_t)q);
-    r.off = r.run * step + (q - r.run * per_run.d) * W;
-    return r;
-}
-
 /* Block b of the grid is block b % cs of set b / cs's cluster and holds
  * its loads [rank chunk, (rank + 1) chunk) of x in dynamic shared memory:
  * each thread copies its own and reads back only those (no barrier), in
@@ -90,7 +76,7 @@ __global__ void __launch_bounds__(NM_CLUSTER_THREADS, 1024 / NM_CLUSTER_THREADS)
     const float fs = (float)shift;
     double q[2] = {0.0, 0.0};
     udnn_gpu_hold_share<NM_CLUSTER_GROUPS>(
-        held, n, p0, [&](int64_t q) { return x + nm_cluster_locate<W>(k.per_run, k.rx, q).off; },
+        held, n, p0, [&](int64_t q) { return x + udnn_gpu_run_locate<W>(k.per_run, k.rx, q).off; },
         [&](const V &xv) {
             float f1 = 0.0f, f2 = 0.0f;
 #pragma unroll
@@ -111,7 +97,7 @@ __global__ void __launch_bounds__(NM_CLUSTER_THREADS, 1024 / NM_CLUSTER_THREADS)
     const P *scale = a.scale + so[N_P], *bias = a.bias != NULL ? a.bias + so[N_P] : NULL;
     T *y = a.y + so[N_OUT];
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const nm_cluster_at at = nm_cluster_locate<W>(k.per_run, k.ry, p0 + i);
+        const udnn_gpu_run_at at = udnn_gpu_run_locate<W>(k.per_run, k.ry, p0 + i);
         const C sc = (C)scale[at.run * k.rp], b = bias != NULL ? (C)bias[at.run * k.rp] : C(0);
         const V xv = held[i];
         C v[W];
@@ -190,7 +176,13 @@ int nm_forward_cluster(const udnn_gpu_context *c, const nm_geom *g, const nm_fwd
  * 4143 / 4139 GB/s): 8 groups of 32 x 256 x 112 x 112 f16 1975 / 1975
  * against 1487 / 1489, of 4 x 256 x 112 x 112 1430 / 1413 against 998 /
  * 1000, 32 groups of 16 x 320 x 128 x 128 bf16 1967 / 1968 against 1558
- * / 1556. f32, twice the bytes a set, is left to the split paths. */
+ * / 1556, each element's terms then taken as the split paths take them
+ * (g = dy scale rounded alone; besides the conversions, seven float
+ * operations an element for the sums and six for dx). With the per-run
+ * sums and dx's three coefficients below (three and three), copy f16
+ * 4107 / 4140: 2147 / 2144, 1526 / 1509, 2150 / 2145 against 1978 /
+ * 1980, 1440 / 1439, 1964 / 1966. f32, twice the bytes a set, is left to
+ * the split paths. */
 #ifndef NM_BWD_CLUSTER
 #define NM_BWD_CLUSTER 1
 #endif
@@ -220,15 +212,18 @@ template <class T> struct nm_bwd_cluster_args {
  * its loads [rank chunk, (rank + 1) chunk) of x and of dy in dynamic
  * shared memory (dy's after x's chunk), copied in the round-robin order
  * that coalesces them. With the set's saved statistics, one pass over
- * them gives both the set's sums (sum g and sum g xhat, g = dy scale) and
- * the parameters' terms (dy xhat and dy) of each run: that pass gives
+ * them gives each run's sum dy and sum dy (x - mean), from which follow
+ * the parameters' terms (sum dy xhat is inv times the second) and the
+ * set's sums (sum g = scale sum dy, sum g xhat = scale inv sum dy (x -
+ * mean), g = dy scale; the run's scale is one value). That pass gives
  * thread t the contiguous loads [t m, t m + m), m odd (LDS.128 without
  * conflicts), which span at most two runs, so that each run's partial is
  * a sum over the block in thread order (deterministic), kept in runpart
  * for the cluster. After the cluster's barrier every block joins the
  * set's sums in rank order, the block holding a run's first load joins
  * its partial over the blocks holding it, in rank order, into
- * partial[n][.][group's run], and each block writes its dx. */
+ * partial[n][.][group's run], and each block writes its dx, inv (g - mean
+ * g - xhat mean(g xhat)) as a dy + b (x - mean) + c with a per run. */
 template <class T, int W>
 __global__ void __launch_bounds__(NM_BWD_CLUSTER_THREADS, 2)
     nm_bwd_cluster(nm_bwd_cluster_args<T> k)
@@ -251,10 +246,8 @@ __global__ void __launch_bounds__(NM_BWD_CLUSTER_THREADS, 2)
     const auto *scale = k.scale + so[N_P];
     const C mean = k.mean != NULL ? (C)k.mean[so[N_ST]] : C(0), inv = (C)k.inv[so[N_ST]];
     for (int i = t; i < n; i += B) {
-        const int64_t q = p0 + i, r = udnn_gpu_div32_q(k.per_run, (uint32_t)q);
-        const int64_t off = (q - r * k.per_run.d) * W;
-        udnnGpuCopyAsync16(hx + i, x + r * k.rx + off);
-        udnnGpuCopyAsync16(hg + i, dy + r * k.rdy + off);
+        udnnGpuCopyAsync16(hx + i, x + udnn_gpu_run_locate<W>(k.per_run, k.rx, p0 + i).off);
+        udnnGpuCopyAsync16(hg + i, dy + udnn_gpu_run_locate<W>(k.per_run, k.rdy, p0 + i).off);
     }
     udnnGpuCopyAsyncWait();
     __syncthreads(); /* the next pass reads other threads' copies */
@@ -264,30 +257,33 @@ __global__ void __launch_bounds__(NM_BWD_CLUSTER_THREADS, 2)
     int64_t ra = -1;
     float pa[2] = {0.0f, 0.0f}, pb[2] = {0.0f, 0.0f}; /* the thread's first run's, its second's */
     double q[2] = {0.0, 0.0};
-    for (int i = lo; i < hi; i++) {
-        const int64_t r = udnn_gpu_div32_q(k.per_run, (uint32_t)(p0 + i));
-        if (ra < 0) ra = r;
-        const C sc = (C)scale[r * k.rp];
-        const V xv = hx[i], gv = hg[i];
-        float f[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (lo < hi) {
+        ra = udnn_gpu_div32_q(k.per_run, (uint32_t)(p0 + lo));
+        const int64_t next = (ra + 1) * k.per_run.d - p0;
+        const int split = next < hi ? (int)next : hi;
+        for (int i = lo; i < hi; i++) {
+            const V xv = hx[i], gv = hg[i];
+            float f0 = 0.0f, f1 = 0.0f;
 #pragma unroll
-        for (int e = 0; e < W; e++) {
-            const C d = (C)udnn_gpu_pack_ld(gv, e);
-            const C xh = ((C)udnn_gpu_pack_ld(xv, e) - mean) * inv, g = udnnGpuMulRn(d, sc);
-            f[0] += g;
-            f[1] += g * xh;
-            f[2] += d * xh;
-            f[3] += d;
+            for (int e = 0; e < W; e++) {
+                const C d = (C)udnn_gpu_pack_ld(gv, e);
+                f0 += d;
+                f1 = fmaf(d, (C)udnn_gpu_pack_ld(xv, e) - mean, f1);
+            }
+            if (i < split) {
+                pa[0] += f1;
+                pa[1] += f0;
+            } else {
+                pb[0] += f1;
+                pb[1] += f0;
+            }
         }
-        q[0] += (double)f[0];
-        q[1] += (double)f[1];
-        if (r == ra) {
-            pa[0] += f[2];
-            pa[1] += f[3];
-        } else {
-            pb[0] += f[2];
-            pb[1] += f[3];
-        }
+        const double sa = (double)(C)scale[ra * k.rp];
+        const double sb = split < hi ? (double)(C)scale[(ra + 1) * k.rp] : 0.0;
+        q[0] = sa * pa[1] + sb * pb[1];
+        q[1] = (sa * pa[0] + sb * pb[0]) * (double)inv;
+        pa[0] *= inv;
+        pb[0] *= inv;
     }
     const int nr = n > 0 ? (int)(udnn_gpu_div32_q(k.per_run, (uint32_t)(end - 1)) - r0 + 1) : 0;
     for (int j = 0; j < nr; j++) {
@@ -331,17 +327,17 @@ __global__ void __launch_bounds__(NM_BWD_CLUSTER_THREADS, 2)
     const C mg = means[0], mgx = means[1];
     T *dx = k.dx + so[N_OUT];
     for (int i = t; i < n; i += B) {
-        const int64_t q = p0 + i, r = udnn_gpu_div32_q(k.per_run, (uint32_t)q);
-        const C sc = (C)scale[r * k.rp];
+        const udnn_gpu_run_at at = udnn_gpu_run_locate<W>(k.per_run, k.rdx, p0 + i);
+        const C sc = (C)scale[at.run * k.rp];
         const V xv = hx[i], gv = hg[i];
         V o;
+        const C a = inv * sc, b = -inv * inv * mgx, c0 = -inv * mg;
 #pragma unroll
         for (int e = 0; e < W; e++) {
-            const C xh = ((C)udnn_gpu_pack_ld(xv, e) - mean) * inv;
-            const C g = udnnGpuMulRn((C)udnn_gpu_pack_ld(gv, e), sc);
-            o.v[e] = io<T>::st(nm_bwd_dx(g, xh, inv, mg, mgx));
+            const C xc = (C)udnn_gpu_pack_ld(xv, e) - mean;
+            o.v[e] = io<T>::st(fmaf(a, (C)udnn_gpu_pack_ld(gv, e), fmaf(b, xc, c0)));
         }
-        *(V *)(dx + r * k.rdx + (q - r * k.per_run.d) * W) = o;
+        *(V *)(dx + at.off) = o;
     }
     udnnGpuClusterWait(); /* the others are done with this block's shared memory */
 }
