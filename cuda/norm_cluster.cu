@@ -112,30 +112,39 @@ __global__ void __launch_bounds__(NM_CLUSTER_THREADS, 1024 / NM_CLUSTER_THREADS)
     udnnGpuClusterWait(); /* the others are done with this block's partials */
 }
 
-/* Whether a's sets are runs of whole 16-byte vectors, each run under one
- * parameter, and every set's start and run step keep them aligned: the
- * runs' count, length and steps into k. */
-template <class T>
-static bool nm_cluster_shape(const nm_geom *g, const nm_fwd_args<T> &a, nm_cluster_args<T> *k)
+/* How a set lies where its elements are runs of whole W-element (16-byte)
+ * vectors in each data tensor, each run under one parameter: the run
+ * steps of the tensors asked for (elements, in their order), the
+ * parameters' run step, the loads a run and a set. */
+struct nm_runs {
+    int64_t step[3], rp;
+    udnn_gpu_div32 per_run;
+    int64_t loads;
+};
+
+/* Whether g's sets are such runs in the n tensors of slots[] (at ptrs[]):
+ * the inner space one or two dims, the last unit-stride in each tensor
+ * and of parameter stride 0, every pointer, run step and set stride
+ * keeping the vectors 16-byte aligned. */
+static bool nm_runs_of(const nm_geom *g, int W, const int *slots, const void *const *ptrs, int n,
+                       nm_runs *r)
 {
-    constexpr int W = 16 / (int)sizeof(T);
     const nm_space &in = g->inner;
     if (in.nd < 1 || in.nd > 2) return false;
     const int l = in.nd - 1;
     const int64_t len = in.dim[l];
-    if (in.st[N_X][l] != 1 || in.st[N_OUT][l] != 1 || in.st[N_P][l] != 0 || len % W != 0 ||
-        len / W >= ((int64_t)1 << 31))
-        return false;
-    k->rx = in.nd == 2 ? in.st[N_X][0] : 0;
-    k->ry = in.nd == 2 ? in.st[N_OUT][0] : 0;
-    k->rp = in.nd == 2 ? in.st[N_P][0] : 0;
-    if (k->rx % W != 0 || k->ry % W != 0 || (uintptr_t)a.x % 16 != 0 || (uintptr_t)a.y % 16 != 0)
-        return false;
-    for (int d = 0; d < g->sets.nd; d++)
-        if (g->sets.st[N_X][d] % W != 0 || g->sets.st[N_OUT][d] % W != 0) return false;
-    k->per_run = udnn_gpu_div32_make((uint32_t)(len / W));
-    k->loads = in.size / W;
-    return k->loads < ((int64_t)1 << 31);
+    if (in.st[N_P][l] != 0 || len % W != 0 || len / W >= ((int64_t)1 << 31)) return false;
+    for (int i = 0; i < n; i++) {
+        r->step[i] = in.nd == 2 ? in.st[slots[i]][0] : 0;
+        if (in.st[slots[i]][l] != 1 || r->step[i] % W != 0 || (uintptr_t)ptrs[i] % 16 != 0)
+            return false;
+        for (int d = 0; d < g->sets.nd; d++)
+            if (g->sets.st[slots[i]][d] % W != 0) return false;
+    }
+    r->rp = in.nd == 2 ? in.st[N_P][0] : 0;
+    r->per_run = udnn_gpu_div32_make((uint32_t)(len / W));
+    r->loads = in.size / W;
+    return r->loads < ((int64_t)1 << 31);
 }
 
 template <class T>
@@ -144,10 +153,18 @@ int nm_forward_cluster(const udnn_gpu_context *c, const nm_geom *g, const nm_fwd
 {
     if constexpr (NM_CLUSTER && (sizeof(T) == 2 || sizeof(T) == 4)) {
         constexpr int W = 16 / (int)sizeof(T);
+        static const int slots[2] = {N_X, N_OUT};
+        const void *ptrs[2] = {a.x, a.y};
+        nm_runs runs;
+        if (!nm_runs_of(g, W, slots, ptrs, 2, &runs)) return 0;
         nm_cluster_args<T> k;
         memset(&k, 0, sizeof k);
         k.a = a;
-        if (!nm_cluster_shape<T>(g, a, &k)) return 0;
+        k.rx = runs.step[0];
+        k.ry = runs.step[1];
+        k.rp = runs.rp;
+        k.per_run = runs.per_run;
+        k.loads = runs.loads;
         if (!udnn_gpu_cluster_split(k.loads, 16, NM_CLUSTER_SHARE, NM_CLUSTER_MAX, &k.cs,
                                     &k.chunk) ||
             a.nsets * k.cs >= ((int64_t)1 << 31))
@@ -358,12 +375,12 @@ int nm_backward_cluster(const udnn_gpu_context *c, const udnn_norm_problem *p, c
             in.nd > 2)
             return 0;
         if (sets.nd == 2 && (sets.dim[1] != p->groups || sets.st[N_P][1] == 0)) return 0;
-        const int l = in.nd - 1;
-        const int64_t len = in.dim[l];
-        if (in.st[N_X][l] != 1 || in.st[N_DY][l] != 1 || in.st[N_OUT][l] != 1 ||
-            in.st[N_P][l] != 0 || (in.nd == 2 && in.st[N_P][0] == 0) || len % W != 0 ||
-            len / W >= ((int64_t)1 << 31))
-            return 0;
+        /* two inner dims: the first is the channel in the group */
+        if (in.nd == 2 && in.st[N_P][0] == 0) return 0;
+        static const int slots[3] = {N_X, N_DY, N_OUT};
+        const void *ptrs[3] = {p->x_ptr, p->dy_ptr, p->out_ptr};
+        nm_runs runs;
+        if (!nm_runs_of(g, W, slots, ptrs, 3, &runs)) return 0;
         nm_bwd_cluster_args<T> k;
         memset(&k, 0, sizeof k);
         k.sets = sets;
@@ -373,27 +390,19 @@ int nm_backward_cluster(const udnn_gpu_context *c, const udnn_norm_problem *p, c
         k.scale = (const P *)p->scale_ptr;
         k.mean = (const P *)p->saved_mean_ptr;
         k.inv = (const P *)p->saved_inv_std_ptr;
-        k.rx = in.nd == 2 ? in.st[N_X][0] : 0;
-        k.rdy = in.nd == 2 ? in.st[N_DY][0] : 0;
-        k.rdx = in.nd == 2 ? in.st[N_OUT][0] : 0;
-        k.rp = in.nd == 2 ? in.st[N_P][0] : 0;
+        k.rx = runs.step[0];
+        k.rdy = runs.step[1];
+        k.rdx = runs.step[2];
+        k.rp = runs.rp;
         k.runs = in.nd == 2 ? in.dim[0] : 1;
-        const void *ptrs[3] = {k.x, k.dy, k.dx};
-        for (int i = 0; i < 3; i++)
-            if ((uintptr_t)ptrs[i] % 16 != 0) return 0;
-        if (k.rx % W != 0 || k.rdy % W != 0 || k.rdx % W != 0) return 0;
-        for (int d = 0; d < sets.nd; d++)
-            if (sets.st[N_X][d] % W != 0 || sets.st[N_DY][d] % W != 0 ||
-                sets.st[N_OUT][d] % W != 0)
-                return 0;
-        k.loads = in.size / W;
-        k.per_run = udnn_gpu_div32_make((uint32_t)(len / W));
+        k.loads = runs.loads;
+        k.per_run = runs.per_run;
         k.groups = udnn_gpu_div32_make((uint32_t)p->groups);
         k.F = g->feat.size;
         if (k.F != p->groups * k.runs) return 0;
         k.rlen = 1.0 / (double)in.size;
         const int64_t nsets = sets.size, batch = nsets / p->groups;
-        if (k.loads >= ((int64_t)1 << 31) || nsets >= ((int64_t)1 << 31) ||
+        if (nsets >= ((int64_t)1 << 31) ||
             !udnn_gpu_cluster_split(k.loads, 32, NM_BWD_CLUSTER_SHARE, NM_CLUSTER_MAX, &k.cs,
                                     &k.chunk) ||
             nsets * k.cs >= ((int64_t)1 << 31) || k.chunk * k.cs >= ((int64_t)1 << 32))
@@ -401,7 +410,8 @@ int nm_backward_cluster(const udnn_gpu_context *c, const udnn_norm_problem *p, c
         /* each thread's contiguous loads within two runs, a block's within
          * NM_BWD_CLUSTER_RUNS */
         const int64_t m = (k.chunk + NM_BWD_CLUSTER_THREADS - 1) / NM_BWD_CLUSTER_THREADS + 1;
-        if (len / W < m || k.chunk / (len / W) + 2 > NM_BWD_CLUSTER_RUNS) return 0;
+        const int64_t per_run = k.per_run.d;
+        if (per_run < m || k.chunk / per_run + 2 > NM_BWD_CLUSTER_RUNS) return 0;
         if ((size_t)(2 * batch * k.F) * sizeof(double) > c->scratch_bytes) return 0;
         k.partial = (double *)c->scratch;
         auto kernel = nm_bwd_cluster<T, W>;
