@@ -190,8 +190,7 @@ __device__ __forceinline__ int64_t bn_run_off(int64_t run, int64_t rstep,
                                               const udnn_gpu_div32 &per_run, int64_t f,
                                               int64_t pos)
 {
-    const int64_t q = udnn_gpu_div32_q(per_run, (uint32_t)pos);
-    return f * run + q * rstep + (pos - q * per_run.d) * W;
+    return f * run + udnn_gpu_run_locate<W>(per_run, rstep, pos).off;
 }
 
 /* ---- one-launch flows' accesses (bn_flow.cu, bn_rows.cu) ---------------------------------- */
