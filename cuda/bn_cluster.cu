@@ -10,11 +10,11 @@
  * co-resident blocks of a persistent grid; its blocks load, wait for
  * their group through global memory and store in step, so memory idles
  * while they wait (H100, 64 x 256 x 56 x 56 f32 NCHW training, about 82%
- * of copy). Here the grid is a cluster per channel and the hardware starts
- * each cluster when resources free up, so clusters drift apart and some
- * load while others wait or store; the wait itself is the cluster's
- * barrier (85 to 88% of copy on that problem). Clusters are sm_90's;
- * bn_flow_run takes bn_keep where they are not. */
+ * of copy). Here clusters drift apart, so some load while others wait or
+ * store, and the wait itself is the cluster's barrier (85 to 88% of copy
+ * on that problem with a cluster per channel); each cluster also copies
+ * its next channel in while it stores this one's output. Clusters are
+ * sm_90's; bn_flow_run takes bn_keep where they are not. */
 #include "cuda/bn.h"
 
 #if UDNN_GPU_CLUSTERS
@@ -86,43 +86,57 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS) bn_cluster(bn_cluster
     __shared__ double red[THREADS / 16], part[2];
     __shared__ C kc[BN_NCOEF];
     const unsigned rank = udnnGpuClusterRank();
-    const int64_t f = blockIdx.x / a.cs, p0 = rank * a.chunk;
+    const int64_t p0 = rank * a.chunk, step = gridDim.x / a.cs;
     const int64_t end = p0 + a.chunk < a.loads ? p0 + a.chunk : a.loads;
     const int n = end > p0 ? (int)(end - p0) : 0;
     V *held = (V *)bn_cluster_held;
-    const int64_t po = f * a.pstride;
-    /* read before the cluster's barrier: in place, rank 0 overwrites it after */
-    const float shift = (float)bn_shift<false>(a.side, po, a.x + f * a.run);
-    SA acc[2] = {SA(0), SA(0)};
-    udnn_gpu_hold_share<BN_CLUSTER_GROUPS>(
-        held, n, p0,
-        [&](int64_t q) { return a.x + bn_run_off<W>(a.run, a.rstep, a.per_run, f, q); },
-        [&](const V &xv) {
+    auto at = [&](int64_t f, int64_t q) { return bn_run_off<W>(a.run, a.rstep, a.per_run, f, q); };
+    for (int64_t f = blockIdx.x / a.cs; f < a.F; f += step) {
+        const int64_t po = f * a.pstride;
+        /* read before the cluster's barrier: in place, rank 0 overwrites it after */
+        const float shift = (float)bn_shift<false>(a.side, po, a.x + f * a.run);
+        SA acc[2] = {SA(0), SA(0)};
+        auto take = [&](const V &xv) {
             float v[2] = {0.0f, 0.0f};
 #pragma unroll
             for (int e = 0; e < W; e++)
                 bn_accumulate<2, false>(v, (float)udnn_gpu_pack_ld(xv, e) - shift, 0.0f);
             acc[0] += (SA)v[0];
             acc[1] += (SA)v[1];
+        };
+        if (f == blockIdx.x / a.cs) {
+            udnn_gpu_hold_share<BN_CLUSTER_GROUPS>(
+                held, n, p0, [&](int64_t q) { return a.x + at(f, q); }, take);
+        } else {
+            /* copied while the last channel's output was stored: the same
+             * sums in the same order */
+            udnnGpuCopyAsyncWait();
+            for (int i = threadIdx.x; i < n; i += blockDim.x) take(held[i]);
+        }
+        double q[2] = {(double)acc[0], (double)acc[1]};
+        udnn_gpu_cluster_sum2(q, red, part, a.cs);
+        if (threadIdx.x == 0) {
+            bn_side<T> side = a.side;
+            if (rank != 0) side.running_mean = side.save_mean = NULL;
+            bn_store_coef(kc, 1, 0, bn_finish_train<T>(side, po, (double)shift, q, a.M));
+        }
+        __syncthreads();
+        udnnGpuClusterArrive(); /* this block is done with the others' partials */
+        const bn_coef<C> k1[1] = {bn_load_coef(kc, 1, 0)};
+        /* a slot's copy of the next channel once its output is stored (the
+         * store depends on the slot), so that the next channel streams in
+         * while this one streams out */
+        const int64_t then = f + step;
+        udnn_gpu_blending(a.beta, [&](auto blending) {
+            constexpr bool BLEND = decltype(blending)::value;
+            for (int i = threadIdx.x; i < n; i += blockDim.x) {
+                bn_store_pack<T, false, BLEND>(a.out + at(f, p0 + i), k1, held[i], held[i],
+                                               a.alpha, a.beta);
+                if (then < a.F) udnnGpuCopyAsync16(held + i, a.x + at(then, p0 + i));
+            }
         });
-    double q[2] = {(double)acc[0], (double)acc[1]};
-    udnn_gpu_cluster_sum2(q, red, part, a.cs);
-    if (threadIdx.x == 0) {
-        bn_side<T> side = a.side;
-        if (rank != 0) side.running_mean = side.save_mean = NULL;
-        bn_store_coef(kc, 1, 0, bn_finish_train<T>(side, po, (double)shift, q, a.M));
+        udnnGpuClusterWait(); /* the others are done with this block's partials */
     }
-    __syncthreads();
-    udnnGpuClusterArrive(); /* this block is done with the others' partials */
-    const bn_coef<C> k1[1] = {bn_load_coef(kc, 1, 0)};
-    udnn_gpu_blending(a.beta, [&](auto blending) {
-        constexpr bool BLEND = decltype(blending)::value;
-        for (int i = threadIdx.x; i < n; i += blockDim.x)
-            bn_store_pack<T, false, BLEND>(a.out +
-                                               bn_run_off<W>(a.run, a.rstep, a.per_run, f, p0 + i),
-                                           k1, held[i], held[i], a.alpha, a.beta);
-    });
-    udnnGpuClusterWait(); /* the others are done with this block's partials */
 }
 
 /* The launch at one block shape; NOT_SUPPORTED, launching nothing, where a
@@ -141,8 +155,20 @@ static udnnStatus_t bn_cluster_launch(const udnn_gpu_context *c, bn_cluster_args
     static udnn_gpu_cache fits;
     if (!udnn_gpu_cluster_fits(c, kernel, THREADS, share, BN_CLUSTER_MAX, &fits))
         return UDNN_STATUS_NOT_SUPPORTED;
-    const udnnGpuError_t e = udnnGpuLaunchClusters(kernel, (unsigned)(a.F * a.cs),
-                                                   udnn_gpu_whole_warps(a.chunk, THREADS),
+    const unsigned threads = udnn_gpu_whole_warps(a.chunk, THREADS);
+    /* As many clusters as are resident at once (asked at every launch: the
+     * answer depends on the block's threads and bytes), each taking its
+     * channels in turn; never more, or the rest would start only when
+     * whole clusters end. H200, bursts, two passes against a cluster per
+     * channel (copy f32 4142 / 4143 GB/s): 64 x 256 x 56 x 56 training f32
+     * 3373 / 3376 against 3252 / 3257, bf16 3079 / 3066 against 3024 /
+     * 3033, f16 3067 / 3056 against 3004 / 3024; 32 x 256 x 28 x 28 f32
+     * (256 clusters of one block) 2468 / 2466 against 2520 / 2487. */
+    int64_t clusters = a.F;
+    const int most =
+        udnnGpuMaxActiveClusters((const void *)kernel, threads, (size_t)a.chunk * 16, a.cs);
+    if (most >= 1 && clusters > most) clusters = most;
+    const udnnGpuError_t e = udnnGpuLaunchClusters(kernel, (unsigned)(clusters * a.cs), threads,
                                                    (size_t)a.chunk * 16, c->stream, a.cs, a);
     if (e != udnnGpuSuccess)
         return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
