@@ -168,12 +168,9 @@ static udnnStatus_t bn_cluster_launch(const udnn_gpu_context *c, bn_cluster_args
     const int most =
         udnnGpuMaxActiveClusters((const void *)kernel, threads, (size_t)a.chunk * 16, a.cs);
     if (most >= 1 && clusters > most) clusters = most;
-    const udnnGpuError_t e = udnnGpuLaunchClusters(kernel, (unsigned)(clusters * a.cs), threads,
-                                                   (size_t)a.chunk * 16, c->stream, a.cs, a);
-    if (e != udnnGpuSuccess)
-        return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
-                             "launching batch norm's cluster kernel");
-    return UDNN_STATUS_SUCCESS;
+    return udnn_gpu_cluster_launch(c, "launching batch norm's cluster kernel", kernel,
+                                   (unsigned)(clusters * a.cs), threads, (size_t)a.chunk * 16,
+                                   a.cs, a);
 }
 
 template <class T>

@@ -442,6 +442,20 @@ static inline bool udnn_gpu_cluster_fits(const udnn_gpu_context *c, K kernel, un
     return ok > 0;
 }
 
+/* udnnGpuLaunchClusters on the context's stream, as a status: a failed
+ * launch is EXECUTION_FAILED with the runtime's message after `what`. */
+template <class... P, class... A>
+static inline udnnStatus_t udnn_gpu_cluster_launch(const udnn_gpu_context *c, const char *what,
+                                                   void (*kernel)(P...), unsigned grid,
+                                                   unsigned block, size_t shared,
+                                                   unsigned cluster, A... args)
+{
+    const udnnGpuError_t e =
+        udnnGpuLaunchClusters(kernel, grid, block, shared, c->stream, cluster, args...);
+    return e == udnnGpuSuccess ? UDNN_STATUS_SUCCESS
+                               : udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED, what);
+}
+
 /* A cluster block's share of n 16-byte loads from load p0 on, held in
  * its shared memory (bn_cluster, nm_fwd_cluster): thread t copies loads
  * p0 + t + j B (src(q): where load q is) into held[t + j B] by

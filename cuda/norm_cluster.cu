@@ -174,12 +174,10 @@ int nm_forward_cluster(const udnn_gpu_context *c, const nm_geom *g, const nm_fwd
         if (!udnn_gpu_cluster_fits(c, kernel, NM_CLUSTER_THREADS, NM_CLUSTER_SHARE,
                                    NM_CLUSTER_MAX, &fits))
             return 0;
-        const udnnGpuError_t e = udnnGpuLaunchClusters(
-            kernel, (unsigned)(a.nsets * k.cs), udnn_gpu_whole_warps(k.chunk, NM_CLUSTER_THREADS),
-            (size_t)k.chunk * 16, c->stream, k.cs, k);
-        *st = e == udnnGpuSuccess ? UDNN_STATUS_SUCCESS
-                                  : udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
-                                                  "launching the norm's cluster kernel");
+        *st = udnn_gpu_cluster_launch(c, "launching the norm's cluster kernel", kernel,
+                                      (unsigned)(a.nsets * k.cs),
+                                      udnn_gpu_whole_warps(k.chunk, NM_CLUSTER_THREADS),
+                                      (size_t)k.chunk * 16, k.cs, k);
         return 1;
     }
     (void)c, (void)g, (void)a, (void)st;
@@ -419,15 +417,11 @@ int nm_backward_cluster(const udnn_gpu_context *c, const udnn_norm_problem *p, c
         if (!udnn_gpu_cluster_fits(c, kernel, NM_BWD_CLUSTER_THREADS, NM_BWD_CLUSTER_SHARE,
                                    NM_CLUSTER_MAX, &fits))
             return 0;
-        const udnnGpuError_t e = udnnGpuLaunchClusters(
-            kernel, (unsigned)(nsets * k.cs),
-            udnn_gpu_whole_warps(k.chunk, NM_BWD_CLUSTER_THREADS), (size_t)k.chunk * 32,
-            c->stream, k.cs, k);
-        if (e != udnnGpuSuccess) {
-            *st = udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
-                                "launching the norm's backward cluster kernel");
-            return 1;
-        }
+        *st = udnn_gpu_cluster_launch(c, "launching the norm's backward cluster kernel", kernel,
+                                      (unsigned)(nsets * k.cs),
+                                      udnn_gpu_whole_warps(k.chunk, NM_BWD_CLUSTER_THREADS),
+                                      (size_t)k.chunk * 32, k.cs, k);
+        if (*st != UDNN_STATUS_SUCCESS) return 1;
         nm_grad_args<T> f;
         memset(&f, 0, sizeof f);
         f.feat = g->feat;

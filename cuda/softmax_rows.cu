@@ -681,13 +681,9 @@ static udnnStatus_t sm_launch_cluster(const udnn_gpu_context *c, const sm_rows &
             return UDNN_STATUS_NOT_SUPPORTED;
         unsigned threads = UDNN_GPU_WHOLE_WARPS; /* a power of two (sm_block_reduce) */
         while (threads < SM_CLUSTER_THREADS && threads < chunk) threads *= 2;
-        const udnnGpuError_t e = udnnGpuLaunchClusters(
-            sm_cluster_kernel<T, V>, (unsigned)(r.groups * cs), threads, shared, c->stream, cs, r,
-            a, o, cs, (int)chunk, (int)nv, f);
-        if (e != udnnGpuSuccess)
-            return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED,
-                                 "launching softmax's cluster kernel");
-        return UDNN_STATUS_SUCCESS;
+        return udnn_gpu_cluster_launch(c, "launching softmax's cluster kernel",
+                                       sm_cluster_kernel<T, V>, (unsigned)(r.groups * cs),
+                                       threads, shared, cs, r, a, o, cs, (int)chunk, (int)nv, f);
     }
 #endif
     (void)c, (void)r, (void)a, (void)o, (void)f;
