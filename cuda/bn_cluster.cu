@@ -156,21 +156,16 @@ static udnnStatus_t bn_cluster_launch(const udnn_gpu_context *c, bn_cluster_args
     if (!udnn_gpu_cluster_fits(c, kernel, THREADS, share, BN_CLUSTER_MAX, &fits))
         return UDNN_STATUS_NOT_SUPPORTED;
     const unsigned threads = udnn_gpu_whole_warps(a.chunk, THREADS);
-    /* As many clusters as are resident at once (asked at every launch: the
-     * answer depends on the block's threads and bytes), each taking its
-     * channels in turn; never more, or the rest would start only when
-     * whole clusters end. H200, bursts, two passes against a cluster per
-     * channel (copy f32 4142 / 4143 GB/s): 64 x 256 x 56 x 56 training f32
-     * 3373 / 3376 against 3252 / 3257, bf16 3079 / 3066 against 3024 /
-     * 3033, f16 3067 / 3056 against 3004 / 3024; 32 x 256 x 28 x 28 f32
-     * (256 clusters of one block) 2468 / 2466 against 2520 / 2487. */
-    int64_t clusters = a.F;
-    const int most =
-        udnnGpuMaxActiveClusters((const void *)kernel, threads, (size_t)a.chunk * 16, a.cs);
-    if (most >= 1 && clusters > most) clusters = most;
+    /* The resident clusters only, each taking its channels in turn. H200,
+     * bursts, two passes against a cluster per channel (copy f32 4142 /
+     * 4143 GB/s): 64 x 256 x 56 x 56 training f32 3373 / 3376 against 3252
+     * / 3257, bf16 3079 / 3066 against 3024 / 3033, f16 3067 / 3056
+     * against 3004 / 3024; 32 x 256 x 28 x 28 f32 (256 clusters of one
+     * block) 2468 / 2466 against 2520 / 2487. */
+    const size_t shared = (size_t)a.chunk * 16;
+    const int64_t clusters = udnn_gpu_resident_clusters(kernel, a.F, threads, shared, a.cs);
     return udnn_gpu_cluster_launch(c, "launching batch norm's cluster kernel", kernel,
-                                   (unsigned)(clusters * a.cs), threads, (size_t)a.chunk * 16,
-                                   a.cs, a);
+                                   (unsigned)(clusters * a.cs), threads, shared, a.cs, a);
 }
 
 template <class T>

@@ -442,6 +442,20 @@ static inline bool udnn_gpu_cluster_fits(const udnn_gpu_context *c, K kernel, un
     return ok > 0;
 }
 
+/* The clusters to launch for `units` (channels, sets, rows) taken in turn
+ * by a kernel that loops over them: as many as are resident at once,
+ * asked at every launch since the answer depends on the block's threads
+ * and bytes; never more, or the rest would start only when whole clusters
+ * end. Ask after udnn_gpu_cluster_fits, which allows the kernel its
+ * shared memory. */
+template <class K>
+static inline int64_t udnn_gpu_resident_clusters(K kernel, int64_t units, unsigned threads,
+                                                 size_t shared, unsigned cluster)
+{
+    const int most = udnnGpuMaxActiveClusters((const void *)kernel, threads, shared, cluster);
+    return most >= 1 && units > most ? most : units;
+}
+
 /* udnnGpuLaunchClusters on the context's stream, as a status: a failed
  * launch is EXECUTION_FAILED with the runtime's message after `what`. */
 template <class... P, class... A>
