@@ -39,13 +39,15 @@ static const int shapes[][6] = {
      * 262144 and 524288 members, 1 MB and 2 MB in FLOAT, 512 KB and 1 MB in
      * HALF: on a GPU with thread-block clusters (bn_cluster.cu) FLOAT's 1
      * MB and HALF's 1 MB take clusters of 512-thread blocks, HALF's 512 KB
-     * clusters of 256-thread blocks, FLOAT's 2 MB bn_keep */
-    {4, 4, 2, 256, 256, 0}, {4, 8, 2, 256, 256, 0},
+     * clusters of 256-thread blocks, FLOAT's 2 MB bn_keep; 300 channels of
+     * 12800 members, more than an H100's or H200's resident clusters of one
+     * block, so that clusters take several channels in turn */
+    {4, 4, 2, 256, 256, 0}, {4, 8, 2, 256, 256, 0}, {4, 2, 300, 80, 80, 0},
 };
 #define N_ALL_SHAPES ((int)(sizeof shapes / sizeof *shapes))
 #define N_LARGE 2
 #define N_ROWS 2
-#define N_CLUSTER 2
+#define N_CLUSTER 3
 #define FIRST_CLUSTER (N_ALL_SHAPES - N_CLUSTER)
 #define FIRST_ROWS (FIRST_CLUSTER - N_ROWS)
 #define FIRST_LARGE (FIRST_ROWS - N_LARGE)
