@@ -1239,7 +1239,6 @@ static udnnStatus_t nm_forward(const udnn_gpu_context *c, const udnn_norm_proble
     a.save_mean = (P *)p->save_mean_ptr;
     a.save_inv = (P *)p->save_inv_std_ptr;
     if (a.nsets == 0 || a.inner.size == 0) return UDNN_STATUS_SUCCESS;
-    a.size = g.inner.size;
     if (nm_forward_cluster<T>(c, &g, a, &st)) return st;
     const void *ptrs[2] = {a.x, a.y};
     static const int slots[2] = {N_X, N_OUT};

@@ -273,8 +273,8 @@ udnnStatus_t nm_grad_finish_launch(const udnn_gpu_context *c, const nm_grad_args
 
 /* norm_cluster.cu: a's forward in thread-block clusters, where its sets are
  * runs of contiguous elements under one parameter each and a set fits a
- * cluster's shared memory (a.size set); 0 where not (nothing launched),
- * else 1 with *st the launch's status. */
+ * cluster's shared memory; 0 where not (nothing launched), else 1 with *st
+ * the launch's status. */
 template <class T>
 int nm_forward_cluster(const udnn_gpu_context *c, const nm_geom *g, const nm_fwd_args<T> &a,
                        udnnStatus_t *st);

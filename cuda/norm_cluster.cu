@@ -160,6 +160,7 @@ int nm_forward_cluster(const udnn_gpu_context *c, const nm_geom *g, const nm_fwd
         nm_cluster_args<T> k;
         memset(&k, 0, sizeof k);
         k.a = a;
+        k.a.size = g->inner.size;
         k.rx = runs.step[0];
         k.ry = runs.step[1];
         k.rp = runs.rp;
