@@ -538,7 +538,9 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
  * rounded to 16 bits and y rounded again moved y by one unit in the last
  * place where y is a subnormal half, as most of a long row's outputs are:
  * error 2.42e-03 normwise against the reference's own rounding (7.41e-05
- * rounded once; HALF's tolerance 1e-3). */
+ * rounded once; HALF's tolerance 1e-3).
+ * The backward of 16-bit rows is held the same way (sm_cluster_bwd_kernel,
+ * y and dy; sm_launch_cluster has its figures). */
 #ifndef SM_CLUSTER
 #define SM_CLUSTER 1
 #endif
@@ -649,20 +651,110 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1024 / SM_CLUSTER_THREADS)
     }
     udnnGpuClusterWait(); /* the others are done with this block's partials */
 }
+
+/* The backward as sm_cluster_kernel takes the forward: block b % cs of
+ * row b / cs's cluster holds its vectors of y and of dy, copied raw; a
+ * thread's terms are summed a vector at a time in float, then in double,
+ * as sm_keep_kernel sums them; the cluster's partials joined in rank
+ * order; dx written from shared memory. */
+template <class T, int V>
+__global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1)
+    sm_cluster_bwd_kernel(sm_rows a, const T *yv, const T *dyv, T *out, unsigned cs, int chunk,
+                          int nv, sm_cfg<typename io<T>::C> f)
+{
+    typedef typename io<T>::C C;
+    typedef udnn_gpu_pack<T, V> P;
+    extern __shared__ uint4 sm_cluster_held[];
+    __shared__ sm_acc<double> slots[SM_BLOCK_SLOTS], part, row;
+    P *hy = (P *)sm_cluster_held, *hd = hy + chunk;
+    const int t = threadIdx.x, B = blockDim.x;
+    const unsigned rank = udnnGpuClusterRank();
+    const int64_t first = blockIdx.x / cs, step = gridDim.x / cs;
+    const int64_t share = (int64_t)rank * chunk * V;
+    const int n = nv - (int)rank * chunk < chunk ? nv - (int)rank * chunk : chunk;
+    for (int i = t; i < n; i += B) {
+        udnnGpuCopyAsync16(hy + i, yv + first * a.step + share + (int64_t)i * V);
+        udnnGpuCopyAsync16(hd + i, dyv + first * a.step + share + (int64_t)i * V);
+    }
+    for (int64_t g = first; g < a.groups; g += step) {
+        const int64_t base = g * a.step + share;
+        udnnGpuCopyAsyncWait();
+        sm_acc<double> acc;
+        acc.m = 0.0;
+        acc.s = 0.0;
+        for (int i = t; i < n; i += B) {
+            const P y = hy[i], d = hd[i];
+            C r = C(0);
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                const C d1 = (C)udnn_gpu_pack_ld(d, e);
+                r += f.log ? d1 : d1 * (C)udnn_gpu_pack_ld(y, e);
+            }
+            acc.s += (double)r;
+        }
+        acc = sm_block_reduce<double, false>(acc, slots);
+        if (t == 0) part = acc;
+        udnnGpuClusterArrive();
+        udnnGpuClusterWait();
+        if (t == 0) {
+            sm_acc<double> q;
+            q.m = 0.0;
+            q.s = 0.0;
+            for (unsigned k = 0; k < cs; k++)
+                q = sm_join<double, false>(q, *udnnGpuClusterMap(&part, k));
+            row = q;
+        }
+        __syncthreads();
+        udnnGpuClusterArrive(); /* this block is done with the others' partials */
+        const sm_fin<C> fin = sm_finish<C, false, double>(row, f);
+        /* a slot's copies of the next row once its dx is stored */
+        const int64_t then = g + step < a.groups ? (g + step) * a.step + share : -1;
+        for (int i = t; i < n; i += B) {
+            const P y = hy[i], d = hd[i];
+            C o[V];
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                o[e] = sm_value<C, false>(fin, (C)udnn_gpu_pack_ld(y, e),
+                                          (C)udnn_gpu_pack_ld(d, e), f);
+            udnn_gpu_blend_store_pack<T, V>(out + base + (int64_t)i * V, o, f.alpha, f.beta);
+            if (then >= 0) {
+                udnnGpuCopyAsync16(hy + i, yv + then + (int64_t)i * V);
+                udnnGpuCopyAsync16(hd + i, dyv + then + (int64_t)i * V);
+            }
+        }
+        udnnGpuClusterWait(); /* the others are done with this block's partials */
+    }
+}
 #endif
 
-/* The forward by sm_cluster_kernel where it serves (SM_CLUSTER, 16-bit
- * types, rows uniform and whole 16-byte vectors at 16-byte boundaries, a
- * row in 16 blocks of SM_CLUSTER_SHARE bytes or fewer); NOT_SUPPORTED,
- * launching nothing, elsewhere. */
-template <class T, int V>
+/* The forward by sm_cluster_kernel, the backward by sm_cluster_bwd_kernel,
+ * where they serve (SM_CLUSTER, 16-bit types, rows uniform and whole
+ * 16-byte vectors at 16-byte boundaries, a row in 16 blocks of the
+ * direction's share or fewer); NOT_SUPPORTED, launching nothing, elsewhere.
+ * b is dy (backward).
+ * The backward holds y and dy, 200 KB a block, one block a multiprocessor,
+ * and launches only the resident clusters, each taking its rows in turn
+ * with the next row copied in during this one's output (bn_cluster's
+ * ring). H200, bursts, two passes in one process against sm_keep_kernel
+ * (copy f16 4028 / 4028 GB/s): 64 x 256 x 56 x 56 f16 2809 / 2813 against
+ * 2601 / 2583, bf16 2845 / 2846 against 2642 / 2626.
+ * Not kept, measured in the same run: the forward in resident clusters
+ * with the same ring, f16 2083 / 2080 against 2101 / 2106, log f16 2110 /
+ * 2110 against 2167 / 2172 (though 32 x 64 x 112 x 112 f16, two rows a
+ * cluster, ran 2034 / 2027 against 1814 / 1835); FLOAT forward rows in
+ * clusters of 200 KB blocks with expf, 2187 / 2184 against 2726 / 2720. */
+template <class T, int V, bool FWD>
 static udnnStatus_t sm_launch_cluster(const udnn_gpu_context *c, const sm_rows &r, const T *a,
-                                      T *o, sm_cfg<typename io<T>::C> f)
+                                      const T *b, T *o, sm_cfg<typename io<T>::C> f)
 {
 #if UDNN_GPU_CLUSTERS
     if constexpr (SM_CLUSTER && sizeof(T) == 2 && V * sizeof(T) == 16) {
+        constexpr size_t share = FWD ? SM_CLUSTER_SHARE : 2 * SM_CLUSTER_SHARE;
+        constexpr int per_sm = (int)(2 * SM_CLUSTER_SHARE / share); /* blocks a multiprocessor */
+        constexpr int held = FWD ? 16 : 32; /* bytes a vector of the row */
         if (!r.uniform || r.len % V != 0 || r.step % V != 0 || (uintptr_t)a % 16 != 0 ||
-            (uintptr_t)o % 16 != 0 || r.len >= ((int64_t)1 << 30))
+            (!FWD && (uintptr_t)b % 16 != 0) || (uintptr_t)o % 16 != 0 ||
+            r.len >= ((int64_t)1 << 30))
             return UDNN_STATUS_NOT_SUPPORTED;
         const int64_t nv = r.len / V;
         unsigned cs;
@@ -670,23 +762,32 @@ static udnnStatus_t sm_launch_cluster(const udnn_gpu_context *c, const sm_rows &
         /* a grid that leaves multiprocessors idle loses (H200, 80 rows of
          * 196 KB f16, two blocks a row: 873 / 830 GB/s against 1047 / 993;
          * four: 913 / 907 against 1001 / 945) */
-        if (!udnn_gpu_cluster_split(nv, 16, SM_CLUSTER_SHARE, SM_CLUSTER_MAX, &cs, &chunk) ||
-            r.groups * cs < (int64_t)c->sm_count * (1024 / SM_CLUSTER_THREADS) ||
+        if (!udnn_gpu_cluster_split(nv, held, share, SM_CLUSTER_MAX, &cs, &chunk) ||
+            r.groups * cs < (int64_t)c->sm_count * per_sm ||
             r.groups * cs >= ((int64_t)1 << 31))
             return UDNN_STATUS_NOT_SUPPORTED;
-        const size_t shared = (size_t)chunk * 16;
+        const size_t shared = (size_t)chunk * held;
+        auto kernel = [] {
+            if constexpr (FWD) return sm_cluster_kernel<T, V>;
+            else return sm_cluster_bwd_kernel<T, V>;
+        }();
         static udnn_gpu_cache fits;
-        if (!udnn_gpu_cluster_fits(c, sm_cluster_kernel<T, V>, SM_CLUSTER_THREADS,
-                                   SM_CLUSTER_SHARE, SM_CLUSTER_MAX, &fits))
+        if (!udnn_gpu_cluster_fits(c, kernel, SM_CLUSTER_THREADS, share, SM_CLUSTER_MAX, &fits))
             return UDNN_STATUS_NOT_SUPPORTED;
         unsigned threads = UDNN_GPU_WHOLE_WARPS; /* a power of two (sm_block_reduce) */
         while (threads < SM_CLUSTER_THREADS && threads < chunk) threads *= 2;
-        return udnn_gpu_cluster_launch(c, "launching softmax's cluster kernel",
-                                       sm_cluster_kernel<T, V>, (unsigned)(r.groups * cs),
-                                       threads, shared, cs, r, a, o, cs, (int)chunk, (int)nv, f);
+        if constexpr (FWD)
+            return udnn_gpu_cluster_launch(c, "launching softmax's cluster kernel", kernel,
+                                           (unsigned)(r.groups * cs), threads, shared, cs, r, a,
+                                           o, cs, (int)chunk, (int)nv, f);
+        else
+            return udnn_gpu_cluster_launch(
+                c, "launching softmax's backward cluster kernel", kernel,
+                (unsigned)(udnn_gpu_resident_clusters(kernel, r.groups, threads, shared, cs) * cs),
+                threads, shared, cs, r, a, b, o, cs, (int)chunk, (int)nv, f);
     }
 #endif
-    (void)c, (void)r, (void)a, (void)o, (void)f;
+    (void)c, (void)r, (void)a, (void)b, (void)o, (void)f;
     return UDNN_STATUS_NOT_SUPPORTED;
 }
 
@@ -795,7 +896,9 @@ static udnnStatus_t sm_launch_rows_blocks(const udnn_gpu_context *c, sm_rows r, 
     if (chunks > 1024) chunks = 1024;
     if (SM_KEEP_MANY || chunks > 1) {
         udnnStatus_t st = UDNN_STATUS_NOT_SUPPORTED;
-        if (fwd && chunks > 1) st = sm_launch_cluster<T, V>(c, r, a, o, f);
+        if (chunks > 1)
+            st = fwd ? sm_launch_cluster<T, V, true>(c, r, a, b, o, f)
+                     : sm_launch_cluster<T, V, false>(c, r, a, b, o, f);
         if constexpr (SM_KEEP_HELD_FWD_FEW > 0)
             if (fwd && chunks > 1 && st == UDNN_STATUS_NOT_SUPPORTED)
                 st = sm_launch_keep<T, true, V, SM_KEEP_HELD_FWD_FEW>(c, r, a, b, o, f);

@@ -489,11 +489,13 @@ END_TEST
 /* ---- rows held in a thread-block cluster -------------------------------------------------- */
 
 /* 16-bit INSTANCE rows that a GPU with clusters holds in the shared memory
- * of a cluster a row (forward), where the clusters fill the machine: 140
- * rows of 60008 elements, 2 blocks a row, and 20 rows of 500008, 16 blocks
- * a row, each the last block's share shorter than the others'. Types and
- * algos as test_many_rounds, whose rows are too few for clusters. GPU
- * backends only. */
+ * of a cluster a row, where the clusters fill the machine: 140 rows of
+ * 60008 elements, 2 blocks a row, and 20 rows of 500008, 16 blocks a row,
+ * each the last block's share shorter than the others'. The backward
+ * launches only the resident clusters (fewer than the rows on an H100 or
+ * H200), so its clusters take a second row. Types and algos as
+ * test_many_rounds, whose rows are too few for clusters. GPU backends
+ * only. */
 static const int cluster_dims[][4] = {{140, 4, 2, 7501}, {20, 8, 62501, 1}};
 static const struct {
     udnnDataType_t type;
