@@ -576,6 +576,33 @@ __device__ __forceinline__ float sm_cluster_exp(float d)
 }
 
 #if UDNN_GPU_CLUSTERS
+/* A row's partials over each block of its cluster (`acc` a thread's),
+ * joined in rank order into every thread's result, from the join's
+ * identity (m -inf for the forward's shifted maxima, else 0). It leaves
+ * the block arrived at the cluster's barrier, done with the others'
+ * partials: the caller waits (udnnGpuClusterWait) before `part` is
+ * written again or the block exits. */
+template <class T, bool FWD, class C>
+__device__ __forceinline__ sm_acc<C> sm_cluster_reduce(sm_acc<C> acc, bool shift,
+                                                       sm_acc<C> *slots, sm_acc<C> &part,
+                                                       sm_acc<C> &row, unsigned cs)
+{
+    acc = sm_block_reduce<T, FWD, C>(acc, slots);
+    if (threadIdx.x == 0) part = acc;
+    udnnGpuClusterArrive();
+    udnnGpuClusterWait();
+    if (threadIdx.x == 0) {
+        sm_acc<C> r;
+        r.m = shift ? -C(INFINITY) : C(0);
+        r.s = C(0);
+        for (unsigned k = 0; k < cs; k++) r = sm_join<T, FWD, C>(r, *udnnGpuClusterMap(&part, k));
+        row = r;
+    }
+    __syncthreads();
+    udnnGpuClusterArrive();
+    return row;
+}
+
 /* Block b is block b % cs of row b / cs's cluster, holding the row's
  * vectors [rank chunk, (rank + 1) chunk) of nv (rows uniform, whole
  * vectors of V at 16-byte boundaries); blocks of a power of two threads. */
@@ -623,20 +650,7 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1024 / SM_CLUSTER_THREADS)
         for (int e = 0; e < V; e++)
             acc.s += sm_cluster_exp((C)udnn_gpu_pack_ld(h, e) - sh);
     }
-    acc = sm_block_reduce<T, true>(acc, slots);
-    if (t == 0) part = acc;
-    udnnGpuClusterArrive();
-    udnnGpuClusterWait();
-    if (t == 0) {
-        sm_acc<C> r;
-        r.m = f.shift ? -C(INFINITY) : C(0);
-        r.s = C(0);
-        for (unsigned k = 0; k < cs; k++) r = sm_join<T, true>(r, *udnnGpuClusterMap(&part, k));
-        row = r;
-    }
-    __syncthreads();
-    udnnGpuClusterArrive(); /* this block is done with the others' partials */
-    const sm_acc<C> r = row;
+    const sm_acc<C> r = sm_cluster_reduce<T, true>(acc, f.shift, slots, part, row, cs);
     /* y = exp(x - max) / sum from exp(x - shift): one division a thread */
     const C log_s = f.log ? log(r.s) : C(0), k = f.log ? C(0) : exp(mt - r.m) / r.s;
     for (int i = t; i < n; i += B) {
@@ -692,21 +706,8 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1)
             }
             acc.s += (double)r;
         }
-        acc = sm_block_reduce<double, false>(acc, slots);
-        if (t == 0) part = acc;
-        udnnGpuClusterArrive();
-        udnnGpuClusterWait();
-        if (t == 0) {
-            sm_acc<double> q;
-            q.m = 0.0;
-            q.s = 0.0;
-            for (unsigned k = 0; k < cs; k++)
-                q = sm_join<double, false>(q, *udnnGpuClusterMap(&part, k));
-            row = q;
-        }
-        __syncthreads();
-        udnnGpuClusterArrive(); /* this block is done with the others' partials */
-        const sm_fin<C> fin = sm_finish<C, false, double>(row, f);
+        const sm_fin<C> fin = sm_finish<C, false, double>(
+            sm_cluster_reduce<double, false>(acc, false, slots, part, row, cs), f);
         /* a slot's copies of the next row once its dx is stored */
         const int64_t then = g + step < a.groups ? (g + step) * a.step + share : -1;
         for (int i = t; i < n; i += B) {
