@@ -736,9 +736,13 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1)
  * The backward holds y and dy, 200 KB a block, one block a multiprocessor,
  * and launches only the resident clusters, each taking its rows in turn
  * with the next row copied in during this one's output (bn_cluster's
- * ring). H200, bursts, two passes in one process against sm_keep_kernel
+ * ring). H200, bursts, two passes in one call against sm_keep_kernel
  * (copy f16 4028 / 4028 GB/s): 64 x 256 x 56 x 56 f16 2809 / 2813 against
- * 2601 / 2583, bf16 2845 / 2846 against 2642 / 2626.
+ * 2601 / 2583, bf16 2845 / 2846 against 2642 / 2626; in the next call f16
+ * 2805 / 2806, log f16 2853 / 2831. sm_keep_kernel's f16 row read either
+ * about 2600 or about 2800 from run to run (docs/PERF.md), so the gain
+ * is sure against its lower reading only; against its upper one it is
+ * level to 2%.
  * Not kept, measured in the same run: the forward in resident clusters
  * with the same ring, f16 2083 / 2080 against 2101 / 2106, log f16 2110 /
  * 2110 against 2167 / 2172 (though 32 x 64 x 112 x 112 f16, two rows a
