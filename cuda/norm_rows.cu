@@ -379,8 +379,14 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
  * multiprocessor). To fit, a thread keeps only its row's raw vectors and
  * takes xhat and g again from them after the row's sums; its dscale and
  * dbias terms go to float partials over NM_WIDE_FLUSH rows (as FW's over
- * NM_FW_FLUSH iterations' rows), then into double sums in shared memory. Loading the
- * next row ahead measured slower (H100, bf16 16384 x 4096: 1245 against
+ * NM_FW_FLUSH iterations' rows), then into double sums in shared memory.
+ * The next row's x and dy are copied into shared memory (asynchronous
+ * copies, no registers) as soon as this row's are summed, so that its
+ * loads are in flight over this row's barrier and stores. H200, bursts,
+ * GB/s, f16 / bf16 16384 x 4096 and RMS f16 16384 x 3072, two passes:
+ * 2494 / 2469 / 2345 and 2477 / 2467 / 2335 against 2229 / 2218 / 1984 and
+ * 2237 / 2213 / 1972 loading each row when its turn came. Loading it ahead
+ * into registers measured slower (H100, bf16 16384 x 4096: 1245 against
  * 1622 GB/s), and 3 blocks a multiprocessor spill (938). */
 #define NM_WIDE_THREADS 256
 #define NM_WIDE_MINB 2
@@ -388,11 +394,13 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
 #define NM_WIDE_NV 2
 
 /* The dynamic shared memory of nm_bwd_wide for tw threads: double
- * dscale and dbias sums, then the scale, per column. */
+ * dscale and dbias sums, then the scale, per column, then the next row's
+ * vectors of x and dy. */
 template <class T> static size_t nm_wide_smem(int tw)
 {
     const size_t cols = (size_t)NM_WIDE_NV * (16 / sizeof(T)) * (size_t)tw;
-    return cols * (2 * sizeof(double) + sizeof(typename io<T>::C));
+    return cols * (2 * sizeof(double) + sizeof(typename io<T>::C)) +
+           (size_t)2 * NM_WIDE_NV * 16 * tw;
 }
 
 template <class T>
@@ -415,11 +423,36 @@ __global__ void __launch_bounds__(NM_WIDE_THREADS, NM_WIDE_MINB) nm_bwd_wide(nm_
             pds[k][e] = pdb[k][e] = C(0);
         }
     int parity = 0, pending = 0;
+    /* [NV][tw] vectors of x, then of dy: each thread copies its own and
+     * reads back only those (no barrier); the row's mean and inv loaded
+     * with them */
+    RV *px = (RV *)(sc + NV * V * tw), *pg = px + NV * tw;
+    C nmean = C(0), ninv = C(0);
+    auto fetch = [&](int64_t set) {
+        if (set >= a.nsets) return;
+        const RV *x = (const RV *)(a.x + set * a.flat[N_X]);
+        const RV *dy = (const RV *)(a.dy + set * a.flat[N_DY]);
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (tx + k * tw < items) {
+                udnnGpuCopyAsync16(px + k * tw + tx, x + tx + k * tw);
+                udnnGpuCopyAsync16(pg + k * tw + tx, dy + tx + k * tw);
+            }
+        nmean = a.mean != NULL ? (C)a.mean[set * a.flat[N_ST]] : C(0);
+        ninv = (C)a.inv[set * a.flat[N_ST]];
+    };
+    fetch(blockIdx.x);
     for (int64_t set = blockIdx.x; set < a.nsets; set += gridDim.x) {
         RV xr[NV], gr[NV];
-        C mean, inv;
-        int64_t out;
-        nm_bwd_row_load<T, V, NV, C>(a, set, xr, gr, mean, inv, out);
+        udnnGpuCopyAsyncWait();
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (tx + k * tw < items) {
+                xr[k] = px[k * tw + tx];
+                gr[k] = pg[k * tw + tx];
+            }
+        const C mean = nmean, inv = ninv;
+        const int64_t out = set * a.flat[N_OUT];
         C q[2] = {C(0), C(0)};
 #pragma unroll
         for (int k = 0; k < NV; k++) {
@@ -441,6 +474,8 @@ __global__ void __launch_bounds__(NM_WIDE_THREADS, NM_WIDE_MINB) nm_bwd_wide(nm_
          * 3072: the per-element test and nm_row_sum 2053 / 2050 / 1773, the
          * test a vector 2203 / 2193 / 1957, and nm_row_sum_t 2241 / 2213 /
          * 1991 */
+        /* this row's vectors are summed (q depends on them): the slots are free */
+        fetch(set + gridDim.x);
         if (tw >= udnnGpuWarpSize) nm_row_sum_t<C, 2>(q, red, parity);
         else nm_row_sum<C, 2>(q, red, parity);
         parity ^= 1;
