@@ -551,6 +551,10 @@ __global__ void __launch_bounds__(UDNN_GPU_BLOCK, SM_KEEP_MIN)
 #define SM_CLUSTER_SHARE ((size_t)100 << 10)
 #endif
 #define SM_CLUSTER_MAX 16
+/* vectors of y and of dy a thread copies in a group (sm_cluster_bwd_kernel) */
+#ifndef SM_CLUSTER_BWD_GROUPS
+#define SM_CLUSTER_BWD_GROUPS 2
+#endif
 
 /* exp(d), d <= 0, for sm_cluster_kernel's 16-bit rows: the hardware
  * base-2 exponential of d log2(e), 2 ulp, and the product's rounding |d|
@@ -667,10 +671,11 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1024 / SM_CLUSTER_THREADS)
 }
 
 /* The backward as sm_cluster_kernel takes the forward: block b % cs of
- * row b / cs's cluster holds its vectors of y and of dy, copied raw; a
- * thread's terms are summed a vector at a time in float, then in double,
- * as sm_keep_kernel sums them; the cluster's partials joined in rank
- * order; dx written from shared memory. */
+ * row b / cs's cluster holds its vectors of y and of dy, copied raw, a
+ * thread's in groups of SM_CLUSTER_BWD_GROUPS, each group's terms summed
+ * as it lands (a vector at a time in float, then in double, as
+ * sm_keep_kernel sums them); the cluster's partials joined in rank order;
+ * dx written from shared memory. */
 template <class T, int V>
 __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1)
     sm_cluster_bwd_kernel(sm_rows a, const T *yv, const T *dyv, T *out, unsigned cs, int chunk,
@@ -686,17 +691,24 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1)
     const int64_t first = blockIdx.x / cs, step = gridDim.x / cs;
     const int64_t share = (int64_t)rank * chunk * V;
     const int n = nv - (int)rank * chunk < chunk ? nv - (int)rank * chunk : chunk;
-    for (int i = t; i < n; i += B) {
-        udnnGpuCopyAsync16(hy + i, yv + first * a.step + share + (int64_t)i * V);
-        udnnGpuCopyAsync16(hd + i, dyv + first * a.step + share + (int64_t)i * V);
+    constexpr int G = SM_CLUSTER_BWD_GROUPS;
+    const int nt = t < n ? (n - t + B - 1) / B : 0, groups = (nt + G - 1) / G;
+    for (int q = 0; q < groups; q++) {
+#pragma unroll
+        for (int j = q * G; j < q * G + G; j++)
+            if (j < nt) {
+                const int i = t + j * B;
+                udnnGpuCopyAsync16(hy + i, yv + first * a.step + share + (int64_t)i * V);
+                udnnGpuCopyAsync16(hd + i, dyv + first * a.step + share + (int64_t)i * V);
+            }
+        udnnGpuCopyAsyncCommit();
     }
     for (int64_t g = first; g < a.groups; g += step) {
         const int64_t base = g * a.step + share;
-        udnnGpuCopyAsyncWait();
         sm_acc<double> acc;
         acc.m = 0.0;
         acc.s = 0.0;
-        for (int i = t; i < n; i += B) {
+        auto take = [&](int i) {
             const P y = hy[i], d = hd[i];
             C r = C(0);
 #pragma unroll
@@ -705,12 +717,19 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1)
                 r += f.log ? d1 : d1 * (C)udnn_gpu_pack_ld(y, e);
             }
             acc.s += (double)r;
+        };
+        for (int q = 0; q < groups; q++) {
+            udnnGpuCopyAsyncWaitAtMost(groups - 1 - q);
+#pragma unroll
+            for (int j = q * G; j < q * G + G; j++)
+                if (j < nt) take(t + j * B);
         }
         const sm_fin<C> fin = sm_finish<C, false, double>(
             sm_cluster_reduce<double, false>(acc, false, slots, part, row, cs), f);
-        /* a slot's copies of the next row once its dx is stored */
+        /* a slot's copies of the next row once its dx is stored, in the
+         * same groups */
         const int64_t then = g + step < a.groups ? (g + step) * a.step + share : -1;
-        for (int i = t; i < n; i += B) {
+        auto put = [&](int i) {
             const P y = hy[i], d = hd[i];
             C o[V];
 #pragma unroll
@@ -722,6 +741,12 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1)
                 udnnGpuCopyAsync16(hy + i, yv + then + (int64_t)i * V);
                 udnnGpuCopyAsync16(hd + i, dyv + then + (int64_t)i * V);
             }
+        };
+        for (int q = 0; q < groups; q++) {
+#pragma unroll
+            for (int j = q * G; j < q * G + G; j++)
+                if (j < nt) put(t + j * B);
+            udnnGpuCopyAsyncCommit();
         }
         udnnGpuClusterWait(); /* the others are done with this block's partials */
     }
@@ -742,12 +767,24 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1)
  * 2805 / 2806, log f16 2853 / 2831. sm_keep_kernel's f16 row read either
  * about 2600 or about 2800 from run to run (docs/PERF.md), so the gain
  * is sure against its lower reading only; against its upper one it is
- * level to 2%.
+ * level to 2%. A later call read sm_keep_kernel low again (2595 / 2623,
+ * bf16 2642 / 2625, log f16 2545 / 2536) beside this kernel at 2827 / 2820,
+ * 2852 / 2860, 2849 / 2852 waiting for the whole share before its sums;
+ * with its copies in groups of two vectors, each group's sums taken as it
+ * lands, 3100 / 3076, 3068 / 3068, 2954 / 2958 (groups of four: 3003 /
+ * 2988, 2980 / 2989, 2934 / 2933).
  * Not kept, measured in the same run: the forward in resident clusters
  * with the same ring, f16 2083 / 2080 against 2101 / 2106, log f16 2110 /
  * 2110 against 2167 / 2172 (though 32 x 64 x 112 x 112 f16, two rows a
  * cluster, ran 2034 / 2027 against 1814 / 1835); FLOAT forward rows in
- * clusters of 200 KB blocks with expf, 2187 / 2184 against 2726 / 2720. */
+ * clusters of 200 KB blocks with expf, 2187 / 2184 against 2726 / 2720.
+ * In the later call: the forward's max and sum of exps taken as the
+ * copies land (the sum scaled down where a vector raises the max), f16
+ * 2110 / 2120 against 2092 / 2100, log f16 2203 / 2196 against 2159 /
+ * 2153, bf16 2098 / 2102 against 2087 / 2086 (+1 to +2%, too little for
+ * a sum that rounds differently from the reference's max-first form);
+ * with the ring besides, level but for two rows a cluster again (32 x 64
+ * x 112 x 112 f16 2037 / 2036 against 1833 / 1819). */
 template <class T, int V, bool FWD>
 static udnnStatus_t sm_launch_cluster(const udnn_gpu_context *c, const sm_rows &r, const T *a,
                                       const T *b, T *o, sm_cfg<typename io<T>::C> f)
