@@ -772,7 +772,9 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1)
  * 2852 / 2860, 2849 / 2852 waiting for the whole share before its sums;
  * with its copies in groups of two vectors, each group's sums taken as it
  * lands, 3100 / 3076, 3068 / 3068, 2954 / 2958 (groups of four: 3003 /
- * 2988, 2980 / 2989, 2934 / 2933).
+ * 2988, 2980 / 2989, 2934 / 2933; in the call after, groups of one 3020 /
+ * 3035, 3050 / 3037, 2914 / 2903 against two's 2996 / 2993, 2984 / 2965,
+ * 2918 / 2895).
  * Not kept, measured in the same run: the forward in resident clusters
  * with the same ring, f16 2083 / 2080 against 2101 / 2106, log f16 2110 /
  * 2110 against 2167 / 2172 (though 32 x 64 x 112 x 112 f16, two rows a
