@@ -41,13 +41,16 @@ static const int shapes[][6] = {
      * MB and HALF's 1 MB take clusters of 512-thread blocks, HALF's 512 KB
      * clusters of 256-thread blocks, FLOAT's 2 MB bn_keep; 300 channels of
      * 12800 members, more than an H100's or H200's resident clusters of one
-     * block, so that clusters take several channels in turn */
+     * block, so that clusters take several channels in turn; 140 channels
+     * of 32768 members (x and dy, 256 KB a channel in FLOAT: a cluster of
+     * two 200 KB blocks, should the backward take clusters too) */
     {4, 4, 2, 256, 256, 0}, {4, 8, 2, 256, 256, 0}, {4, 2, 300, 80, 80, 0},
+    {4, 8, 140, 64, 64, 0},
 };
 #define N_ALL_SHAPES ((int)(sizeof shapes / sizeof *shapes))
 #define N_LARGE 2
 #define N_ROWS 2
-#define N_CLUSTER 3
+#define N_CLUSTER 4
 #define FIRST_CLUSTER (N_ALL_SHAPES - N_CLUSTER)
 #define FIRST_ROWS (FIRST_CLUSTER - N_ROWS)
 #define FIRST_LARGE (FIRST_ROWS - N_LARGE)
@@ -539,19 +542,22 @@ START_TEST(test_rows)
 }
 END_TEST
 
-/* Training on the clusters shapes, NCHW, SPATIAL, FLOAT and HALF, plain
- * and blended; on GPU backends only, as test_rows. */
+/* Training and backward on the clusters shapes, NCHW, SPATIAL, FLOAT and
+ * HALF, plain and blended; on GPU backends only, as test_rows. */
 START_TEST(test_cluster_channels)
 {
     tu_seed_fresh();
     const udnnDataType_t t = _i % 2 ? UDNN_DATA_HALF : UDNN_DATA_FLOAT;
     const int blended = _i / 2;
+    static const double plain[4] = {1.0, 0.0, 1.0, 0.0}, mixed[4] = {-0.75, 0.5, 1.5, -0.25};
     TU_FOR_EACH_BACKEND(h, bk)
     {
         if (bk != UDNN_BACKEND_CPU)
-            for (int s = FIRST_CLUSTER; s < N_ALL_SHAPES; s++)
+            for (int s = FIRST_CLUSTER; s < N_ALL_SHAPES; s++) {
                 check_training(h, bk, 1, t, TU_NCHW, s, blended ? -1.25 : 1.0,
                                blended ? 0.5 : 0.0);
+                check_backward(h, bk, 1, t, TU_NCHW, s, blended ? mixed : plain);
+            }
     }
 }
 END_TEST
