@@ -66,19 +66,21 @@ static uint16_t to_half(double v)
     double a = fabs(v);
     if (isnan(v)) return 0x7e00u;
     if (a >= 65520.0) return sign | 0x7c00u; /* rounds to infinity */
-    if (a < ldexp(1.0, -14)) {               /* subnormal: multiples of 2^-24 */
-        double q = nearbyint(ldexp(a, 24));
-        return sign | (uint16_t)q; /* q == 1024 lands on the smallest normal */
+    if (a >= 0x1.0p-14) {
+        /* normal: the double's 52 fraction bits rounded to 10 on its bits
+         * (frexp, ldexp and nearbyint took most of a large fill's time);
+         * a carry out of the fraction steps the exponent, as it should */
+        uint64_t u;
+        memcpy(&u, &a, 8);
+        const uint64_t frac = u & ((1ull << 52) - 1), rest = frac & ((1ull << 42) - 1);
+        uint64_t q = frac >> 42;
+        q += (uint64_t)((rest > (1ull << 41)) | ((rest == (1ull << 41)) & (unsigned)(q & 1u)));
+        const unsigned e = (unsigned)(u >> 52) - 1023u + 15u;
+        return sign | (uint16_t)((e << 10) + q);
     }
-    int e;
-    double m = frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
-    double q = nearbyint(ldexp(m, 11)); /* 11 significant bits */
-    if (q == 2048.0) {
-        q = 1024.0;
-        e++;
-    }
-    if (e + 14 >= 31) return sign | 0x7c00u;
-    return sign | (uint16_t)((unsigned)(e + 14) << 10) | (uint16_t)((unsigned)q - 1024u);
+    /* subnormal: multiples of 2^-24 */
+    const double q = nearbyint(ldexp(a, 24));
+    return sign | (uint16_t)q; /* q == 1024 lands on the smallest normal */
 }
 
 static double from_half(uint16_t h)
@@ -172,15 +174,25 @@ int64_t bench_count(int rank, const int dims[])
     return n;
 }
 
-int64_t bench_offset(int rank, const int dims[], const int64_t strides[], int64_t i)
+void bench_cursor_init(bench_cursor *c, int rank, const int dims[], const int64_t strides[])
 {
-    int64_t off = 0;
-    for (int d = rank - 1; d >= 0; d--) {
-        off += (i % dims[d]) * strides[d];
-        i /= dims[d];
-    }
-    return off;
+    c->rank = rank;
+    c->dims = dims;
+    c->strides = strides;
+    c->off = 0;
+    for (int d = 0; d < rank; d++) c->idx[d] = 0;
 }
+
+void bench_cursor_next(bench_cursor *c)
+{
+    for (int d = c->rank - 1; d >= 0; d--) {
+        c->off += c->strides[d];
+        if (++c->idx[d] < c->dims[d]) return;
+        c->off -= (int64_t)c->dims[d] * c->strides[d];
+        c->idx[d] = 0;
+    }
+}
+
 
 void bench_packed_strides(udnnTensorFormat_t fmt, int rank, const int dims[], int64_t strides[])
 {
@@ -206,9 +218,10 @@ double bench_rel_error(const void *out, const void *ref, udnnDataType_t t, int r
 {
     const int64_t n = bench_count(rank, dims);
     double diff2 = 0.0, ref2 = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t off = bench_offset(rank, dims, strides, i);
-        const double o = bench_load(out, t, off), r = bench_load(ref, t, off);
+    bench_cursor at;
+    bench_cursor_init(&at, rank, dims, strides);
+    for (int64_t i = 0; i < n; i++, bench_cursor_next(&at)) {
+        const double o = bench_load(out, t, at.off), r = bench_load(ref, t, at.off);
         if (isnan(o) || isnan(r)) return INFINITY;
         diff2 += (o - r) * (o - r);
         ref2 += r * r;
@@ -245,4 +258,17 @@ double bench_uniform(double lo, double hi)
     rng_state ^= rng_state >> 27;
     const uint64_t r = rng_state * 0x2545f4914f6cdd1dull;
     return lo + (hi - lo) * (double)(r >> 11) * 0x1.0p-53;
+}
+
+void bench_fill_uniform(void *base, udnnDataType_t t, int rank, const int dims[],
+                        const int64_t strides[], double lo, double hi, int integral)
+{
+    const int64_t n = bench_count(rank, dims);
+    bench_cursor at;
+    bench_cursor_init(&at, rank, dims, strides);
+    for (int64_t e = 0; e < n; e++, bench_cursor_next(&at)) {
+        double v = bench_uniform(lo, hi);
+        if (integral) v = (double)(int)(v + 0.5 * (v >= 0 ? 1 : -1));
+        bench_store(base, t, at.off, v);
+    }
 }

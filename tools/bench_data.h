@@ -30,8 +30,18 @@ double bench_rel_error(const void *out, const void *ref, udnnDataType_t t, int r
 /* DESIGN.md section 3: the check's tolerance for data of type t. */
 double bench_tolerance(udnnDataType_t t);
 
-/* Offset in elements of logical element i (row-major over dims). */
-int64_t bench_offset(int rank, const int dims[], const int64_t strides[], int64_t i);
+/* The logical elements of a strided buffer in row-major order: off is
+ * element 0's offset (in elements) after init, the next one's after each
+ * next (kept without a division an element). */
+typedef struct {
+    int rank;
+    const int *dims;
+    const int64_t *strides;
+    int idx[UDNN_DIM_MAX];
+    int64_t off;
+} bench_cursor;
+void bench_cursor_init(bench_cursor *c, int rank, const int dims[], const int64_t strides[]);
+void bench_cursor_next(bench_cursor *c);
 int64_t bench_count(int rank, const int dims[]);
 
 /* Packed strides of dims (n, c, rest) in fmt; NHWC puts c innermost. */
@@ -40,5 +50,9 @@ void bench_packed_strides(udnnTensorFormat_t fmt, int rank, const int dims[], in
 /* A uniform double in [lo, hi) from the bench's generator. */
 double bench_uniform(double lo, double hi);
 void bench_seed(uint64_t seed);
+/* Draws every logical element of a strided buffer in row-major order,
+ * rounded to an integer (away from zero at halves) where integral. */
+void bench_fill_uniform(void *base, udnnDataType_t t, int rank, const int dims[],
+                        const int64_t strides[], double lo, double hi, int integral);
 
 #endif /* UDNN_BENCH_DATA_H */

@@ -180,9 +180,7 @@ static int derive(bench_problem *p, udnnHandle_t cpu)
         /* softmax's backward has no x: draw one in y's layout */
         if ((s->softmax_x = malloc(y->bytes)) == NULL) return bench_fail(p, "out of memory");
         memcpy(s->softmax_x, y->host, y->bytes);
-        for (int64_t i = 0; i < bench_count(y->rank, y->dims); i++)
-            bench_store(s->softmax_x, y->dtype, bench_offset(y->rank, y->dims, y->strides, i),
-                        bench_uniform(-2.0, 2.0));
+        bench_fill_uniform(s->softmax_x, y->dtype, y->rank, y->dims, y->strides, -2.0, 2.0, 0);
         x = s->softmax_x;
         xd = y->desc;
     }

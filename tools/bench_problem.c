@@ -281,12 +281,8 @@ static int fill_host(bench_problem *p)
             return bench_fail(p, "out of host memory (%zu bytes for %s)", b->bytes, b->role);
         memset(b->host, 0xff, b->bytes);
         if (b->io == BENCH_OUT && !b->blend) continue;
-        const int64_t n = bench_count(b->rank, b->dims);
-        for (int64_t e = 0; e < n; e++) {
-            double v = bench_uniform(b->lo, b->hi);
-            if (b->kind == BENCH_RAW) v = (double)(int)(v + 0.5 * (v >= 0 ? 1 : -1));
-            bench_store(b->host, b->dtype, bench_offset(b->rank, b->dims, b->strides, e), v);
-        }
+        bench_fill_uniform(b->host, b->dtype, b->rank, b->dims, b->strides, b->lo, b->hi,
+                           b->kind == BENCH_RAW);
     }
     return 0;
 }
