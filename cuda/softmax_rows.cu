@@ -693,14 +693,15 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1)
     const int n = nv - (int)rank * chunk < chunk ? nv - (int)rank * chunk : chunk;
     constexpr int G = SM_CLUSTER_BWD_GROUPS;
     const int nt = t < n ? (n - t + B - 1) / B : 0, groups = (nt + G - 1) / G;
+    /* vector i of y and of dy from the block's share at `at` into its slots */
+    auto copy = [&](int64_t at, int i) {
+        udnnGpuCopyAsync16(hy + i, yv + at + (int64_t)i * V);
+        udnnGpuCopyAsync16(hd + i, dyv + at + (int64_t)i * V);
+    };
     for (int q = 0; q < groups; q++) {
 #pragma unroll
         for (int j = q * G; j < q * G + G; j++)
-            if (j < nt) {
-                const int i = t + j * B;
-                udnnGpuCopyAsync16(hy + i, yv + first * a.step + share + (int64_t)i * V);
-                udnnGpuCopyAsync16(hd + i, dyv + first * a.step + share + (int64_t)i * V);
-            }
+            if (j < nt) copy(first * a.step + share, t + j * B);
         udnnGpuCopyAsyncCommit();
     }
     for (int64_t g = first; g < a.groups; g += step) {
@@ -737,10 +738,7 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1)
                 o[e] = sm_value<C, false>(fin, (C)udnn_gpu_pack_ld(y, e),
                                           (C)udnn_gpu_pack_ld(d, e), f);
             udnn_gpu_blend_store_pack<T, V>(out + base + (int64_t)i * V, o, f.alpha, f.beta);
-            if (then >= 0) {
-                udnnGpuCopyAsync16(hy + i, yv + then + (int64_t)i * V);
-                udnnGpuCopyAsync16(hd + i, dyv + then + (int64_t)i * V);
-            }
+            if (then >= 0) copy(then, i);
         };
         for (int q = 0; q < groups; q++) {
 #pragma unroll
