@@ -700,6 +700,18 @@ __device__ __forceinline__ udnn_gpu_pack<T, N> udnn_gpu_load_pack(const T *p)
     }
 }
 
+/* Stores a 16-byte pack at p in one access. A pack whose elements were
+ * assigned one by one is otherwise stored as the compiler splits it (a
+ * pack of 8 halves: 6 two-byte stores and a four-byte one). */
+template <class T, int N>
+__device__ __forceinline__ void udnn_gpu_store_vec(T *p, const udnn_gpu_pack<T, N> &v)
+{
+    static_assert(sizeof(udnn_gpu_pack<T, N>) == 16, "a 16-byte pack");
+    uint4 u;
+    memcpy(&u, &v, 16);
+    udnnGpuStore16((uint4 *)p, u);
+}
+
 /* Stores v at p. STREAM: output not read again soon; a 16-byte pack then
  * stores evict first (udnnGpuStoreStream). */
 template <bool STREAM, class T, int N>

@@ -16,6 +16,15 @@
  *   2093 / 2098 / 2103;
  * - 32 groups of 8 x 64 x 56 x 56 f16: 705 / 722 / 716 against 213 / 214 /
  *   214.
+ * Each block stores its y 16 bytes in one access (udnn_gpu_store_vec); the
+ * pack assigned element by element had been stored as the compiler split
+ * it, 6 two-byte and 1 four-byte stores a vector of 8 halves, 4 four-byte
+ * stores a vector of floats. H200, bursts, two passes (copy f32 4122 /
+ * 4139, f16 4007 / 4001), split against one access: 32 groups of 16 x 320
+ * x 128 x 128 f16 2927 / 2923 against 3091 / 3086, bf16 2912 / 2908
+ * against 3077 / 3071, f32 2673 / 2672 against 3192 / 3196; of 1 x 320 x
+ * 128 x 128 f16 1381 / 1380 against 1496 / 1490; of 8 x 64 x 56 x 56 f16
+ * 698 / 700 against 761 / 766. The backward's dx likewise, below.
  * An earlier cluster kernel for these sets (twenty-third session) lost
  * against the split paths: it summed each element in double, walked the
  * general index space per item and loaded the parameters per element;
@@ -30,7 +39,8 @@
 #endif
 #define NM_CLUSTER_MAX 16
 #define NM_CLUSTER_THREADS 256
-/* a block's share: 200 bytes a thread, as bn_cluster's */
+/* a block's share: 200 bytes a thread, as bn_cluster's (100 and 400 were
+ * slower: the thirty-seventh session's entry in docs/PERF.md) */
 #define NM_CLUSTER_SHARE ((size_t)200 * NM_CLUSTER_THREADS)
 /* a thread's copies per group, each group summed as it lands */
 #define NM_CLUSTER_GROUPS 4
@@ -107,7 +117,7 @@ __global__ void __launch_bounds__(NM_CLUSTER_THREADS, 1024 / NM_CLUSTER_THREADS)
         V o;
 #pragma unroll
         for (int e = 0; e < W; e++) o.v[e] = io<T>::st(v[e]);
-        *(V *)(y + at.off) = o;
+        udnn_gpu_store_vec(y + at.off, o);
     }
     udnnGpuClusterWait(); /* the others are done with this block's partials */
 }
@@ -197,8 +207,12 @@ int nm_forward_cluster(const udnn_gpu_context *c, const nm_geom *g, const nm_fwd
  * operations an element for the sums and six for dx). With the per-run
  * sums and dx's three coefficients below (three and three), copy f16
  * 4107 / 4140: 2147 / 2144, 1526 / 1509, 2150 / 2145 against 1978 /
- * 1980, 1440 / 1439, 1964 / 1966. f32, twice the bytes a set, is left to
- * the split paths. */
+ * 1980, 1440 / 1439, 1964 / 1966. With dx stored 16 bytes in one access
+ * (it was split as the forward's y was; copy f16 4007 / 4001): 8 groups of
+ * 32 x 256 x 112 x 112 f16 2239 / 2242 against 2143 / 2157, of 4 x 256 x
+ * 112 x 112 1554 / 1563 against 1516 / 1516, 32 groups of 16 x 320 x 128
+ * x 128 bf16 2265 / 2263 against 2147 / 2149. f32, twice the bytes a set,
+ * is left to the split paths. */
 #ifndef NM_BWD_CLUSTER
 #define NM_BWD_CLUSTER 1
 #endif
@@ -353,7 +367,7 @@ __global__ void __launch_bounds__(NM_BWD_CLUSTER_THREADS, 2)
             const C xc = (C)udnn_gpu_pack_ld(xv, e) - mean;
             o.v[e] = io<T>::st(fmaf(a, (C)udnn_gpu_pack_ld(gv, e), fmaf(b, xc, c0)));
         }
-        *(V *)(dx + at.off) = o;
+        udnn_gpu_store_vec(dx + at.off, o);
     }
     udnnGpuClusterWait(); /* the others are done with this block's shared memory */
 }

@@ -76,6 +76,8 @@ typedef __nv_bfloat162 udnnGpuBf162;
  * with them so that its data stays. */
 #define udnnGpuLoadLast(p) __ldcs(p)
 #define udnnGpuStoreStream(p, v) __stcs((p), (v))
+/* A 16-byte store (uint4) as one access, cached as any store. */
+#define udnnGpuStore16(p, v) __stwb((p), (v))
 /* A load from L2, past L1: of data that other blocks of the running
  * launch wrote before a fence and a count this block has seen. Unlike a
  * volatile load it is not ordered with the thread's other loads. */
