@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS) bn_cluster(bn_cluster
     typedef udnn_gpu_pack<T, W> V;
     typedef typename bn_thread_sum_of<sizeof(T) == 2>::S SA;
     extern __shared__ uint4 bn_cluster_held[];
-    __shared__ double red[THREADS / 16], part[2];
+    __shared__ double red[2 * THREADS / 16], part[2];
     __shared__ C kc[BN_NCOEF];
     const unsigned rank = udnnGpuClusterRank();
     const int64_t p0 = rank * a.chunk, step = gridDim.x / a.cs;

@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(NM_CLUSTER_THREADS, 1024 / NM_CLUSTER_THREADS)
     typedef typename udnn_gpu_param<T>::P P;
     typedef udnn_gpu_pack<T, W> V;
     extern __shared__ uint4 nm_cluster_held[];
-    __shared__ double red[NM_CLUSTER_THREADS / 16], part[2];
+    __shared__ double red[2 * NM_CLUSTER_THREADS / 16], part[2];
     __shared__ nm_stats<C> st;
     const nm_fwd_args<T> &a = k.a;
     const unsigned rank = udnnGpuClusterRank();
@@ -221,6 +221,16 @@ int nm_forward_cluster(const udnn_gpu_context *c, const nm_geom *g, const nm_fwd
 #define NM_BWD_CLUSTER_SHARE ((size_t)200 * NM_BWD_CLUSTER_THREADS)
 /* the most runs one block's share may touch */
 #define NM_BWD_CLUSTER_RUNS 32
+/* runs whose partials one block reduction takes (udnn_gpu_block_sums_to0).
+ * H200, bursts, three passes (copy f16 3979 / 4000 / 3985 GB/s), against
+ * one udnn_gpu_block_sum a partial (two pairs of barriers a run, every
+ * thread reading each warp's partial): 8 groups of 4 x 256 x 112 x 112
+ * f16 1662 / 1638 / 1643 against 1549 / 1558 / 1547, of 32 x 256 x 112 x
+ * 112 f16 2382 / 2367 / 2364 against 2236 / 2236 / 2236, 32 groups of 16
+ * x 320 x 128 x 128 bf16 2432 / 2434 / 2432 against 2249 / 2240 / 2248;
+ * 4 runs a round lost to 2 (1494 / 1513 / 1517, 2211 / 2218 / 2228, 2189
+ * / 2206 / 2196). */
+#define NM_BWD_SUM_RUNS 2
 
 template <class T> struct nm_bwd_cluster_args {
     typedef typename udnn_gpu_param<T>::P P;
@@ -261,7 +271,7 @@ __global__ void __launch_bounds__(NM_BWD_CLUSTER_THREADS, 2)
     typedef typename io<T>::C C;
     typedef udnn_gpu_pack<T, W> V;
     extern __shared__ uint4 nm_cluster_held[];
-    __shared__ double red[NM_BWD_CLUSTER_THREADS / 16], part[2];
+    __shared__ double red[2 * NM_BWD_SUM_RUNS * NM_BWD_CLUSTER_THREADS / 16], part[2];
     __shared__ double runpart[NM_BWD_CLUSTER_RUNS][2];
     __shared__ C means[2];
     const unsigned rank = udnnGpuClusterRank();
@@ -316,15 +326,20 @@ __global__ void __launch_bounds__(NM_BWD_CLUSTER_THREADS, 2)
         pb[0] *= inv;
     }
     const int nr = n > 0 ? (int)(udnn_gpu_div32_q(k.per_run, (uint32_t)(end - 1)) - r0 + 1) : 0;
-    for (int j = 0; j < nr; j++) {
-        double v[2] = {0.0, 0.0};
-        if (lo < hi && ra == r0 + j) v[0] = pa[0], v[1] = pa[1];
-        else if (lo < hi && ra + 1 == r0 + j) v[0] = pb[0], v[1] = pb[1];
+    /* the runs' partials over the block, NM_BWD_SUM_RUNS runs a round */
+    for (int j0 = 0; j0 < nr; j0 += NM_BWD_SUM_RUNS) {
+        double v[2 * NM_BWD_SUM_RUNS];
 #pragma unroll
-        for (int c = 0; c < 2; c++) {
-            const double b = udnn_gpu_block_sum(v[c], red);
-            if (t == 0) runpart[j][c] = b;
+        for (int u = 0; u < NM_BWD_SUM_RUNS; u++) {
+            const int64_t r = r0 + j0 + u;
+            const bool first = lo < hi && ra == r, second = lo < hi && ra + 1 == r;
+            v[2 * u] = first ? pa[0] : second ? pb[0] : 0.0;
+            v[2 * u + 1] = first ? pa[1] : second ? pb[1] : 0.0;
         }
+        udnn_gpu_block_sums_to0<2 * NM_BWD_SUM_RUNS>(v, red);
+        if (t == 0)
+            for (int u = 0; u < NM_BWD_SUM_RUNS && j0 + u < nr; u++)
+                runpart[j0 + u][0] = v[2 * u], runpart[j0 + u][1] = v[2 * u + 1];
     }
     udnn_gpu_cluster_sum2(q, red, part, k.cs);
     if (t == 0) {
