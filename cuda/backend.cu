@@ -76,6 +76,7 @@ static udnnStatus_t gpu_context_create(int device, void **ctx)
     }
     snprintf(c->name, sizeof c->name, "%s", prop.name);
     c->sm_count = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+    c->follows = prop.major >= 9;
     /* enough blocks to fill every multiprocessor several times over */
     c->max_blocks = c->sm_count * 32;
     c->shared_per_block = prop.sharedMemPerBlockOptin > prop.sharedMemPerBlock

@@ -161,11 +161,18 @@ static udnnStatus_t bn_cluster_launch(const udnn_gpu_context *c, bn_cluster_args
      * 4143 GB/s): 64 x 256 x 56 x 56 training f32 3373 / 3376 against 3252
      * / 3257, bf16 3079 / 3066 against 3024 / 3033, f16 3067 / 3056
      * against 3004 / 3024; 32 x 256 x 28 x 28 f32 (256 clusters of one
-     * block) 2468 / 2466 against 2520 / 2487. */
+     * block) 2468 / 2466 against 2520 / 2487. Not launched as a follower
+     * (kernels.h, udnn_gpu_follow): H200, bursts, three passes, 64 x 256 x
+     * 56 x 56 training bf16 2594 / 2632 / 2649 against 3061 / 3063 / 3068,
+     * f32 level (3393 / 3413 / 3394 against 3398 / 3398 / 3395), 32 x 256
+     * x 28 x 28 f32 2578 / 2583 / 2612 against 2451 / 2447 / 2447. Probably
+     * because its blocks stay for the whole launch: the next launch may
+     * start at once, and its clusters take their places as these leave,
+     * not together. */
     const size_t shared = (size_t)a.chunk * 16;
     const int64_t clusters = udnn_gpu_resident_clusters(kernel, a.F, threads, shared, a.cs);
     return udnn_gpu_cluster_launch(c, "launching batch norm's cluster kernel", kernel,
-                                   (unsigned)(clusters * a.cs), threads, shared, a.cs, a);
+                                   (unsigned)(clusters * a.cs), threads, shared, a.cs, false, a);
 }
 
 template <class T>

@@ -488,18 +488,61 @@ static inline int64_t udnn_gpu_resident_clusters(K kernel, int64_t units, unsign
     return most >= 1 && units > most ? most : units;
 }
 
-/* udnnGpuLaunchClusters on the context's stream, as a status: a failed
- * launch is EXECUTION_FAILED with the runtime's message after `what`. */
+/* The first step of a kernel launched as a follower (udnn_gpu_cluster_launch,
+ * udnn_gpu_follower_launch), before any global memory: the stream's next
+ * kernel may be scheduled once every block of this one has been, and
+ * this one waits for the previous kernel's end. H200, bursts, three
+ * passes (copy f32 4124 / 4136 / 4120 GB/s, f16 4017 / 4026 / 4001),
+ * followers against plain launches: layer norm backward f16 65536 x 1024
+ * 2824 / 2825 / 2822 against 2794 / 2777 / 2781, 262144 x 256 3280 /
+ * 3278 / 3297 against 3231 / 3250 / 3248, 16384 x 4096 2575 / 2587 /
+ * 2587 against 2532 / 2512 / 2525, RMS 131072 x 512 2962 / 2980 / 2956
+ * against 2937 / 2939 / 2937; group norm backward 8 groups of 4 x 256 x
+ * 112 x 112 f16 1607 / 1617 / 1618 against 1550 / 1554 / 1556, forward 32
+ * groups of 16 x 320 x 128 x 128 f16 3115 / 3129 / 3097 against 3082 /
+ * 3083 / 3075 (of 1 x 320, one wave, 1485 / 1458 / 1467 against 1484 /
+ * 1491 / 1493); softmax INSTANCE f16 forward 2120 / 2131 / 2123 against
+ * 2110 / 2111 / 2114, backward 3226 / 3194 / 3207 against 3162 / 3189 /
+ * 2993. bn_cluster is not one (bn_cluster.cu says why). */
+__device__ __forceinline__ void udnn_gpu_follow(void)
+{
+    udnnGpuLetFollowerStart();
+    udnnGpuWaitPrevious();
+}
+
+/* A launch's status: a failed launch is EXECUTION_FAILED with the
+ * runtime's message after `what`. */
+static inline udnnStatus_t udnn_gpu_launch_status(udnnGpuError_t e, const char *what)
+{
+    return e == udnnGpuSuccess ? UDNN_STATUS_SUCCESS
+                               : udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED, what);
+}
+
+/* udnnGpuLaunchClusters on the context's stream, a follower where
+ * `follow` and the device takes them: the kernel then starts with
+ * udnn_gpu_follow. */
 template <class... P, class... A>
 static inline udnnStatus_t udnn_gpu_cluster_launch(const udnn_gpu_context *c, const char *what,
                                                    void (*kernel)(P...), unsigned grid,
                                                    unsigned block, size_t shared,
-                                                   unsigned cluster, A... args)
+                                                   unsigned cluster, bool follow, A... args)
 {
-    const udnnGpuError_t e =
-        udnnGpuLaunchClusters(kernel, grid, block, shared, c->stream, cluster, args...);
-    return e == udnnGpuSuccess ? UDNN_STATUS_SUCCESS
-                               : udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED, what);
+    return udnn_gpu_launch_status(udnnGpuLaunchClusters(kernel, grid, block, shared, c->stream,
+                                                        cluster, follow && c->follows != 0,
+                                                        args...),
+                                  what);
+}
+
+/* udnnGpuLaunchFollower on the context's stream, a follower where the
+ * device takes them: the kernel starts with udnn_gpu_follow. */
+template <class... P, class... A>
+static inline udnnStatus_t udnn_gpu_follower_launch(const udnn_gpu_context *c, const char *what,
+                                                    void (*kernel)(P...), dim3 grid, dim3 block,
+                                                    size_t shared, A... args)
+{
+    return udnn_gpu_launch_status(
+        udnnGpuLaunchFollower(kernel, grid, block, shared, c->stream, c->follows != 0, args...),
+        what);
 }
 
 /* A cluster block's share of n 16-byte loads from load p0 on, held in

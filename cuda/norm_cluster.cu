@@ -72,6 +72,7 @@ __global__ void __launch_bounds__(NM_CLUSTER_THREADS, 1024 / NM_CLUSTER_THREADS)
     extern __shared__ uint4 nm_cluster_held[];
     __shared__ double red[2 * NM_CLUSTER_THREADS / 16], part[2];
     __shared__ nm_stats<C> st;
+    udnn_gpu_follow();
     const nm_fwd_args<T> &a = k.a;
     const unsigned rank = udnnGpuClusterRank();
     const int64_t set = blockIdx.x / k.cs, p0 = rank * k.chunk;
@@ -188,7 +189,7 @@ int nm_forward_cluster(const udnn_gpu_context *c, const nm_geom *g, const nm_fwd
         *st = udnn_gpu_cluster_launch(c, "launching the norm's cluster kernel", kernel,
                                       (unsigned)(a.nsets * k.cs),
                                       udnn_gpu_whole_warps(k.chunk, NM_CLUSTER_THREADS),
-                                      (size_t)k.chunk * 16, k.cs, k);
+                                      (size_t)k.chunk * 16, k.cs, true, k);
         return 1;
     }
     (void)c, (void)g, (void)a, (void)st;
@@ -274,6 +275,7 @@ __global__ void __launch_bounds__(NM_BWD_CLUSTER_THREADS, 2)
     __shared__ double red[2 * NM_BWD_SUM_RUNS * NM_BWD_CLUSTER_THREADS / 16], part[2];
     __shared__ double runpart[NM_BWD_CLUSTER_RUNS][2];
     __shared__ C means[2];
+    udnn_gpu_follow();
     const unsigned rank = udnnGpuClusterRank();
     const int64_t set = blockIdx.x / k.cs, p0 = rank * k.chunk;
     const int64_t end = p0 + k.chunk < k.loads ? p0 + k.chunk : k.loads;
@@ -450,7 +452,7 @@ int nm_backward_cluster(const udnn_gpu_context *c, const udnn_norm_problem *p, c
         *st = udnn_gpu_cluster_launch(c, "launching the norm's backward cluster kernel", kernel,
                                       (unsigned)(nsets * k.cs),
                                       udnn_gpu_whole_warps(k.chunk, NM_BWD_CLUSTER_THREADS),
-                                      (size_t)k.chunk * 32, k.cs, k);
+                                      (size_t)k.chunk * 32, k.cs, true, k);
         if (*st != UDNN_STATUS_SUCCESS) return 1;
         nm_grad_args<T> f;
         memset(&f, 0, sizeof f);

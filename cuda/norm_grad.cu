@@ -128,6 +128,7 @@ template <class T>
 __global__ void __launch_bounds__(NM_FIN_THREADS) nm_grad_finish(nm_grad_args<T> a, int64_t splits)
 {
     __shared__ double red[2][NM_FIN_THREADS];
+    udnn_gpu_follow();
     const int lanes = blockDim.x, rows = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
     const int at = ty * lanes + tx;
     const int64_t f = (int64_t)blockIdx.x * lanes + tx;
@@ -163,8 +164,9 @@ udnnStatus_t nm_grad_finish_launch(const udnn_gpu_context *c, const nm_grad_args
     int lanes = 32;
     while (lanes > 4 && (a.F + lanes - 1) / lanes < 2 * (int64_t)c->sm_count) lanes /= 2;
     const dim3 block((unsigned)lanes, (unsigned)(NM_FIN_THREADS / lanes));
-    nm_grad_finish<T><<<(unsigned)((a.F + lanes - 1) / lanes), block, 0, c->stream>>>(a, splits);
-    return udnn_gpu_launched();
+    return udnn_gpu_follower_launch(c, "launching the norm's parameter gradients' finish",
+                                    nm_grad_finish<T>, dim3((unsigned)((a.F + lanes - 1) / lanes)),
+                                    block, 0, a, splits);
 }
 
 /* dscale and dbias: FT parameters by BY member lanes per block, splits of

@@ -224,6 +224,7 @@ __global__ void __launch_bounds__(FW ? NM_FW_THREADS : NM_ROW_THREADS, FW ? NM_F
     constexpr bool DT = V == 1;
     __shared__ W red[2 * NM_ROW_WARPS * 2 * R];
     __shared__ double fold[2 * COLS * (NM_BWD_BLOCK / 2)];
+    udnn_gpu_follow();
     const int tx = threadIdx.x, tw = blockDim.x, ty = threadIdx.y, th = blockDim.y;
     const int items = a.len / V;
     /* the scale of the columns a thread owns, [column][tx], in the wide
@@ -410,6 +411,7 @@ __global__ void __launch_bounds__(NM_WIDE_THREADS, NM_WIDE_MINB) nm_bwd_wide(nm_
     constexpr int V = 16 / sizeof(T), NV = NM_WIDE_NV;
     typedef udnn_gpu_pack<T, V> RV;
     __shared__ C red[2 * NM_ROW_WARPS * 2];
+    udnn_gpu_follow();
     const int tx = threadIdx.x, tw = blockDim.x, items = a.len / V;
     double *sums = nm_dyn_smem;                /* [2][NV * V][tw]: dscale, dbias */
     C *sc = (C *)(sums + 2 * NV * V * tw);     /* [NV * V][tw] */
@@ -632,8 +634,10 @@ static int64_t nm_bwd_rows_launch(const udnn_gpu_context *c, const nm_row_args<T
     if (blocks > (int64_t)n * c->sm_count) blocks = (int64_t)n * c->sm_count;
     if (blocks > room) blocks = room;
     if (blocks < 1) blocks = 1;
-    nm_bwd_rows<T, V, COLS, R, PF, FW>
-        <<<(unsigned)blocks, dim3((unsigned)tw, (unsigned)th), smem, c->stream>>>(a);
+    /* a failed launch reaches the caller's udnn_gpu_launched */
+    (void)udnnGpuLaunchFollower(nm_bwd_rows<T, V, COLS, R, PF, FW>, dim3((unsigned)blocks),
+                                dim3((unsigned)tw, (unsigned)th), smem, c->stream,
+                                c->follows != 0, a);
     return blocks;
 }
 
@@ -654,7 +658,8 @@ static int64_t nm_bwd_wide_launch(const udnn_gpu_context *c, const nm_row_args<T
     if (blocks > n * c->sm_count) blocks = n * c->sm_count;
     if (blocks > room) blocks = room;
     if (blocks < 1) return 0;
-    nm_bwd_wide<T><<<(unsigned)blocks, (unsigned)tw, nm_wide_smem<T>(tw), c->stream>>>(a);
+    (void)udnnGpuLaunchFollower(nm_bwd_wide<T>, dim3((unsigned)blocks), dim3((unsigned)tw),
+                                nm_wide_smem<T>(tw), c->stream, c->follows != 0, a);
     return blocks;
 }
 

@@ -619,6 +619,7 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1024 / SM_CLUSTER_THREADS)
     typedef udnn_gpu_pack<T, V> P;
     extern __shared__ uint4 sm_cluster_held[];
     __shared__ sm_acc<C> slots[SM_BLOCK_SLOTS], part, row;
+    udnn_gpu_follow();
     const P *held = (const P *)sm_cluster_held;
     const int t = threadIdx.x, B = blockDim.x;
     const unsigned rank = udnnGpuClusterRank();
@@ -685,6 +686,7 @@ __global__ void __launch_bounds__(SM_CLUSTER_THREADS, 1)
     typedef udnn_gpu_pack<T, V> P;
     extern __shared__ uint4 sm_cluster_held[];
     __shared__ sm_acc<double> slots[SM_BLOCK_SLOTS], part, row;
+    udnn_gpu_follow();
     P *hy = (P *)sm_cluster_held, *hd = hy + chunk;
     const int t = threadIdx.x, B = blockDim.x;
     const unsigned rank = udnnGpuClusterRank();
@@ -820,13 +822,13 @@ static udnnStatus_t sm_launch_cluster(const udnn_gpu_context *c, const sm_rows &
         while (threads < SM_CLUSTER_THREADS && threads < chunk) threads *= 2;
         if constexpr (FWD)
             return udnn_gpu_cluster_launch(c, "launching softmax's cluster kernel", kernel,
-                                           (unsigned)(r.groups * cs), threads, shared, cs, r, a,
-                                           o, cs, (int)chunk, (int)nv, f);
+                                           (unsigned)(r.groups * cs), threads, shared, cs, true, r,
+                                           a, o, cs, (int)chunk, (int)nv, f);
         else
             return udnn_gpu_cluster_launch(
                 c, "launching softmax's backward cluster kernel", kernel,
                 (unsigned)(udnn_gpu_resident_clusters(kernel, r.groups, threads, shared, cs) * cs),
-                threads, shared, cs, r, a, b, o, cs, (int)chunk, (int)nv, f);
+                threads, shared, cs, true, r, a, b, o, cs, (int)chunk, (int)nv, f);
     }
 #endif
     (void)c, (void)r, (void)a, (void)b, (void)o, (void)f;

@@ -255,23 +255,56 @@ static inline bool udnnGpuKernelHasClusters(const void *kernel)
         cudaGetLastError(); /* the portable 8 only */
     return true;
 }
+/* Programmatic dependent launch (sm_90 and later). A kernel launched as
+ * a follower (udnnGpuLaunchClusters' `follow`, udnnGpuLaunchFollower) may
+ * be scheduled while the stream's previous kernel still runs, once each
+ * of that kernel's blocks has called udnnGpuLetFollowerStart or exited: its
+ * launch and first blocks overlap the previous kernel's last ones. A
+ * follower calls udnnGpuWaitPrevious before it touches global memory,
+ * which returns once the previous kernel has finished and its writes are
+ * visible; so a follower that follows a follower also waits for the one
+ * before. Both do nothing before sm_90, where launches serialize.
+ * UDNN_GPU_PDL 0 launches every kernel plainly, for comparison. */
+#ifndef UDNN_GPU_PDL
+#define UDNN_GPU_PDL 1
+#endif
+__device__ __forceinline__ void udnnGpuWaitPrevious(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && UDNN_GPU_PDL
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void udnnGpuLetFollowerStart(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && UDNN_GPU_PDL
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 /* The launch of grid blocks in clusters of `cluster` (grid a multiple of
- * it), for the two calls below. */
-static inline cudaLaunchConfig_t udnnGpuClusterConfig(cudaLaunchAttribute *at, unsigned grid,
-                                                      unsigned block, size_t shared,
-                                                      cudaStream_t stream, unsigned cluster)
+ * it; 0: no clusters), a follower where `follow`, for the calls below. */
+static inline cudaLaunchConfig_t udnnGpuLaunchConfig(cudaLaunchAttribute at[2], dim3 grid,
+                                                     dim3 block, size_t shared,
+                                                     cudaStream_t stream, unsigned cluster,
+                                                     bool follow)
 {
     cudaLaunchConfig_t cfg = {};
-    at->id = cudaLaunchAttributeClusterDimension;
-    at->val.clusterDim.x = cluster;
-    at->val.clusterDim.y = 1;
-    at->val.clusterDim.z = 1;
-    cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(block);
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
     cfg.dynamicSmemBytes = shared;
     cfg.stream = stream;
     cfg.attrs = at;
-    cfg.numAttrs = 1;
+    if (cluster > 0) {
+        at[cfg.numAttrs].id = cudaLaunchAttributeClusterDimension;
+        at[cfg.numAttrs].val.clusterDim.x = cluster;
+        at[cfg.numAttrs].val.clusterDim.y = 1;
+        at[cfg.numAttrs].val.clusterDim.z = 1;
+        cfg.numAttrs++;
+    }
+    if (follow && UDNN_GPU_PDL) {
+        at[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        at[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
+        cfg.numAttrs++;
+    }
     return cfg;
 }
 /* How many clusters of `cluster` blocks can be resident at once (0 where
@@ -279,8 +312,9 @@ static inline cudaLaunchConfig_t udnnGpuClusterConfig(cudaLaunchAttribute *at, u
 static inline int udnnGpuMaxActiveClusters(const void *kernel, unsigned block, size_t shared,
                                            unsigned cluster)
 {
-    cudaLaunchAttribute at;
-    const cudaLaunchConfig_t cfg = udnnGpuClusterConfig(&at, cluster, block, shared, 0, cluster);
+    cudaLaunchAttribute at[2];
+    const cudaLaunchConfig_t cfg =
+        udnnGpuLaunchConfig(at, dim3(cluster), dim3(block), shared, 0, cluster, false);
     int n = 0;
     if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) {
         cudaGetLastError();
@@ -288,14 +322,27 @@ static inline int udnnGpuMaxActiveClusters(const void *kernel, unsigned block, s
     }
     return n;
 }
-/* Launches kernel(args) in clusters (grid a multiple of `cluster`). */
+/* Launches kernel(args) in clusters (grid a multiple of `cluster`), a
+ * follower where `follow`. */
 template <class... P, class... A>
 static inline cudaError_t udnnGpuLaunchClusters(void (*kernel)(P...), unsigned grid, unsigned block,
                                                 size_t shared, cudaStream_t stream,
-                                                unsigned cluster, A... args)
+                                                unsigned cluster, bool follow, A... args)
 {
-    cudaLaunchAttribute at;
-    const cudaLaunchConfig_t cfg = udnnGpuClusterConfig(&at, grid, block, shared, stream, cluster);
+    cudaLaunchAttribute at[2];
+    const cudaLaunchConfig_t cfg =
+        udnnGpuLaunchConfig(at, dim3(grid), dim3(block), shared, stream, cluster, follow);
+    return cudaLaunchKernelEx(&cfg, kernel, args...);
+}
+/* Launches kernel(args) as a follower where `follow`. */
+template <class... P, class... A>
+static inline cudaError_t udnnGpuLaunchFollower(void (*kernel)(P...), dim3 grid, dim3 block,
+                                                size_t shared, cudaStream_t stream, bool follow,
+                                                A... args)
+{
+    cudaLaunchAttribute at[2];
+    const cudaLaunchConfig_t cfg =
+        udnnGpuLaunchConfig(at, grid, block, shared, stream, 0, follow);
     return cudaLaunchKernelEx(&cfg, kernel, args...);
 }
 

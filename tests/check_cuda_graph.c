@@ -7,7 +7,11 @@
  * it), instantiated, and replayed twice with new input copied in between.
  * Each replay's outputs are compared with the same sequence on a CPU
  * handle from the same data; the capture itself must run nothing. NCHW and
- * NHWC. Skips (77) when there is no CUDA device or no CUDA plugin. */
+ * NHWC. A second test captures the ops whose kernels launch as followers
+ * of the stream's previous kernel (programmatic dependent launch: layer
+ * and group norm forward and backward, softmax INSTANCE, 16-bit) and holds
+ * each replay's outputs to an eager run's, bit for bit. Skips (77) when
+ * there is no CUDA device or no CUDA plugin. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,8 +106,9 @@ static void chain_free(chain *c)
 /* conv -> + bias -> batch norm -> ReLU -> max pool, on c's handle and
  * stream; each op's status must be success (under capture: it was
  * recorded). */
-static void chain_run(chain *c)
+static void chain_run(void *arg)
 {
+    chain *c = arg;
     const float one = 1.0f, zero = 0.0f;
     tu_ok(udnnConvolutionForward(c->h, &one, c->x.desc, tu_buf_ptr(&c->x.buf), c->w.desc,
                                  tu_buf_ptr(&c->w.buf), c->conv, c->algo, c->ws, c->ws_bytes, &zero,
@@ -171,6 +176,18 @@ static udnnHandle_t cuda_handle(void)
     return h;
 }
 
+/* run(ctx) captured on stream in global mode: nothing runs, every op is
+ * recorded */
+static cudaGraph_t capture(cudaStream_t stream, void (*run)(void *), void *ctx)
+{
+    cudaGraph_t graph = NULL;
+    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    run(ctx);
+    CUDA_OK(cudaStreamEndCapture(stream, &graph));
+    ck_assert_ptr_nonnull(graph);
+    return graph;
+}
+
 START_TEST(test_capture_replay)
 {
     const tu_layout layout = _i ? TU_NHWC : TU_NCHW;
@@ -212,13 +229,8 @@ START_TEST(test_capture_replay)
     tu_buf_poison(&g.z.buf);
     tu_buf_poison(&g.save_mean.buf);
 
-    /* capture: nothing runs, every op is recorded */
-    cudaGraph_t graph = NULL;
+    cudaGraph_t graph = capture(stream, chain_run, &g);
     cudaGraphExec_t exec = NULL;
-    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    chain_run(&g);
-    CUDA_OK(cudaStreamEndCapture(stream, &graph));
-    ck_assert_ptr_nonnull(graph);
     size_t nodes = 0;
     CUDA_OK(cudaGraphGetNodes(graph, NULL, &nodes));
     ck_assert_msg(nodes >= 5, "the graph has %zu nodes for 5 ops", nodes);
@@ -270,6 +282,185 @@ START_TEST(test_capture_replay)
 }
 END_TEST
 
+/* A norm's tensors: data HALF, parameters and statistics FLOAT. */
+typedef struct {
+    tu_tensor x, dy, y, dx, scale, bias, mean, inv, dscale, dbias;
+} norm_part;
+
+/* Layer norm (rows of 1024), group norm (8 groups of 2 x 64 x 32 x 32) and
+ * softmax INSTANCE (4 x 64 x 32 x 32), each forward then backward. */
+typedef struct {
+    udnnHandle_t h;
+    norm_part l, g;
+    tu_tensor sx, sdy, sy, sdx;
+} norms;
+
+enum { NORM_GROUPS = 8, PART_OUTPUTS = 6, NORMS_OUTPUTS = 2 * PART_OUTPUTS + 2 };
+
+static void norm_part_init(norm_part *p, udnnHandle_t h, const int *data, const int *param,
+                           const int *stats)
+{
+    tu_tensor *d[4] = {&p->x, &p->dy, &p->y, &p->dx};
+    for (int i = 0; i < 4; i++) tu_tensor_init(d[i], h, UDNN_DATA_HALF, 4, data, TU_NCHW);
+    tu_tensor *w[4] = {&p->scale, &p->bias, &p->dscale, &p->dbias};
+    for (int i = 0; i < 4; i++) tu_tensor_init(w[i], h, UDNN_DATA_FLOAT, 4, param, TU_NCHW);
+    tu_tensor_init(&p->mean, h, UDNN_DATA_FLOAT, 4, stats, TU_NCHW);
+    tu_tensor_init(&p->inv, h, UDNN_DATA_FLOAT, 4, stats, TU_NCHW);
+    tu_fill_uniform(&p->scale, 0.5, 1.5);
+    tu_fill_uniform(&p->bias, -0.5, 0.5);
+}
+
+static void norm_part_free(norm_part *p)
+{
+    tu_tensor *all[10] = {&p->x,    &p->dy,   &p->y,   &p->dx,     &p->scale,
+                          &p->bias, &p->mean, &p->inv, &p->dscale, &p->dbias};
+    for (int i = 0; i < 10; i++) tu_tensor_free(all[i]);
+}
+
+/* output i, in one order for the comparisons, and its name */
+static tu_tensor *norms_output(norms *n, int i, const char **name)
+{
+    static const char *names[NORMS_OUTPUTS] = {
+        "layer norm y",  "layer norm mean",   "layer norm inverse std",
+        "layer norm dx", "layer norm dscale", "layer norm dbias",
+        "group norm y",  "group norm mean",   "group norm inverse std",
+        "group norm dx", "group norm dscale", "group norm dbias",
+        "softmax y",     "softmax dx"};
+    *name = names[i];
+    if (i >= 2 * PART_OUTPUTS) return i == 2 * PART_OUTPUTS ? &n->sy : &n->sdx;
+    norm_part *p = i < PART_OUTPUTS ? &n->l : &n->g;
+    tu_tensor *out[PART_OUTPUTS] = {&p->y, &p->mean, &p->inv, &p->dx, &p->dscale, &p->dbias};
+    return out[i % PART_OUTPUTS];
+}
+
+static void norms_init(norms *n, udnnHandle_t h)
+{
+    memset(n, 0, sizeof *n);
+    n->h = h;
+    const int rows[4] = {512, 1024, 1, 1}, row_param[4] = {1, 1024, 1, 1},
+              row_stats[4] = {512, 1, 1, 1};
+    norm_part_init(&n->l, h, rows, row_param, row_stats);
+    const int img[4] = {2, 64, 32, 32}, chan[4] = {1, 64, 1, 1}, grp[4] = {2, NORM_GROUPS, 1, 1};
+    norm_part_init(&n->g, h, img, chan, grp);
+    const int inst[4] = {4, 64, 32, 32};
+    tu_tensor *inst_data[4] = {&n->sx, &n->sdy, &n->sy, &n->sdx};
+    for (int i = 0; i < 4; i++) tu_tensor_init(inst_data[i], h, UDNN_DATA_HALF, 4, inst, TU_NCHW);
+}
+
+static void norms_free(norms *n)
+{
+    norm_part_free(&n->l);
+    norm_part_free(&n->g);
+    tu_tensor *inst_data[4] = {&n->sx, &n->sdy, &n->sy, &n->sdx};
+    for (int i = 0; i < 4; i++) tu_tensor_free(inst_data[i]);
+}
+
+/* new inputs for the next run */
+static void norms_fill(norms *n)
+{
+    tu_tensor *in[5] = {&n->l.x, &n->l.dy, &n->g.x, &n->g.dy, &n->sdy};
+    for (int i = 0; i < 5; i++) tu_fill_uniform(in[i], -1, 1);
+    tu_fill_uniform(&n->sx, -4, 4);
+}
+
+static void norms_run(void *arg)
+{
+    norms *n = arg;
+    const float one = 1.0f, zero = 0.0f;
+    norm_part *l = &n->l, *g = &n->g;
+    tu_ok(udnnNormForward(n->h, UDNN_NORM_LAYER, 3, 1e-5, l->x.desc, tu_buf_ptr(&l->x.buf),
+                          l->scale.desc, tu_buf_ptr(&l->scale.buf), tu_buf_ptr(&l->bias.buf),
+                          l->y.desc, tu_buf_ptr(&l->y.buf), l->mean.desc, tu_buf_ptr(&l->mean.buf),
+                          tu_buf_ptr(&l->inv.buf)));
+    tu_ok(udnnNormBackward(n->h, UDNN_NORM_LAYER, 3, l->x.desc, tu_buf_ptr(&l->x.buf), l->dy.desc,
+                           tu_buf_ptr(&l->dy.buf), l->scale.desc, tu_buf_ptr(&l->scale.buf),
+                           l->mean.desc, tu_buf_ptr(&l->mean.buf), tu_buf_ptr(&l->inv.buf),
+                           l->dx.desc, tu_buf_ptr(&l->dx.buf), tu_buf_ptr(&l->dscale.buf),
+                           tu_buf_ptr(&l->dbias.buf)));
+    tu_ok(udnnGroupNormForward(n->h, NORM_GROUPS, 1e-5, g->x.desc, tu_buf_ptr(&g->x.buf),
+                               g->scale.desc, tu_buf_ptr(&g->scale.buf), tu_buf_ptr(&g->bias.buf),
+                               g->y.desc, tu_buf_ptr(&g->y.buf), g->mean.desc,
+                               tu_buf_ptr(&g->mean.buf), tu_buf_ptr(&g->inv.buf)));
+    tu_ok(udnnGroupNormBackward(n->h, NORM_GROUPS, g->x.desc, tu_buf_ptr(&g->x.buf), g->dy.desc,
+                                tu_buf_ptr(&g->dy.buf), g->scale.desc, tu_buf_ptr(&g->scale.buf),
+                                g->mean.desc, tu_buf_ptr(&g->mean.buf), tu_buf_ptr(&g->inv.buf),
+                                g->dx.desc, tu_buf_ptr(&g->dx.buf), tu_buf_ptr(&g->dscale.buf),
+                                tu_buf_ptr(&g->dbias.buf)));
+    tu_ok(udnnSoftmaxForward(n->h, UDNN_SOFTMAX_ACCURATE, UDNN_SOFTMAX_MODE_INSTANCE, &one,
+                             n->sx.desc, tu_buf_ptr(&n->sx.buf), &zero, n->sy.desc,
+                             tu_buf_ptr(&n->sy.buf)));
+    tu_ok(udnnSoftmaxBackward(n->h, UDNN_SOFTMAX_ACCURATE, UDNN_SOFTMAX_MODE_INSTANCE, &one,
+                              n->sy.desc, tu_buf_ptr(&n->sy.buf), n->sdy.desc,
+                              tu_buf_ptr(&n->sdy.buf), &zero, n->sdx.desc,
+                              tu_buf_ptr(&n->sdx.buf)));
+}
+
+/* every output's bytes, downloaded, into saved[i] (allocated here) */
+static void norms_save(norms *n, unsigned char *saved[NORMS_OUTPUTS])
+{
+    for (int i = 0; i < NORMS_OUTPUTS; i++) {
+        const char *name;
+        tu_buf *b = &norms_output(n, i, &name)->buf;
+        tu_buf_download(b);
+        saved[i] = malloc(b->bytes);
+        ck_assert_ptr_nonnull(saved[i]);
+        memcpy(saved[i], b->host, b->bytes);
+    }
+}
+
+static void norms_poison(norms *n)
+{
+    const char *name;
+    for (int i = 0; i < NORMS_OUTPUTS; i++) tu_buf_poison(&norms_output(n, i, &name)->buf);
+}
+
+START_TEST(test_capture_followers)
+{
+    tu_seed_fresh();
+    udnnHandle_t h = cuda_handle();
+    cudaStream_t stream;
+    CUDA_OK(cudaStreamCreate(&stream));
+    tu_ok(udnnSetStream(h, stream));
+    norms n;
+    norms_init(&n, h);
+    norms_poison(&n);
+
+    cudaGraph_t graph = capture(stream, norms_run, &n);
+    cudaGraphExec_t exec = NULL;
+    tu_assert_untouched(&n.l.dx.buf, "layer norm dx after the capture, before any replay");
+    tu_assert_untouched(&n.sdx.buf, "softmax dx after the capture, before any replay");
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+
+    for (int replay = 0; replay < 2; replay++) {
+        unsigned char *replayed[NORMS_OUTPUTS], *eager[NORMS_OUTPUTS];
+        norms_fill(&n);
+        CUDA_OK(cudaGraphLaunch(exec, stream));
+        CUDA_OK(cudaStreamSynchronize(stream));
+        norms_save(&n, replayed);
+        norms_poison(&n);
+        norms_run(&n);
+        tu_ok(udnnSynchronize(h));
+        norms_save(&n, eager);
+        for (int i = 0; i < NORMS_OUTPUTS; i++) {
+            const char *name;
+            const size_t bytes = norms_output(&n, i, &name)->buf.bytes;
+            ck_assert_msg(memcmp(replayed[i], eager[i], bytes) == 0,
+                          "replay %d: %s differs from the eager run's (seed %llu)", replay + 1,
+                          name, (unsigned long long)tu_seed_used());
+            free(replayed[i]);
+            free(eager[i]);
+        }
+    }
+
+    CUDA_OK(cudaGraphExecDestroy(exec));
+    CUDA_OK(cudaGraphDestroy(graph));
+    norms_free(&n);
+    tu_ok(udnnSetStream(h, NULL));
+    tu_ok(udnnDestroy(h));
+    CUDA_OK(cudaStreamDestroy(stream));
+}
+END_TEST
+
 int main(void)
 {
     if (!tu_device_present(UDNN_BACKEND_CUDA)) return 77;
@@ -277,6 +468,7 @@ int main(void)
     TCase *tc = tcase_create("cuda_graph");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_capture_replay, 0, 2);
+    tcase_add_test(tc, test_capture_followers);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
