@@ -1375,23 +1375,31 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("batchnorm");
-    TCase *ops = tcase_create("ops");
-    tcase_set_timeout(ops, 60);
+    /* the ops in several cases, so that a slow tool (compute-sanitizer's
+     * racecheck) can run them apart: CK_RUN_CASE=training, ... */
     const int all = N_MODES * N_TYPES * N_LAYOUTS;
-    tcase_add_loop_test(ops, test_training, 0, all);
-    tcase_add_loop_test(ops, test_inference, 0, all);
-    tcase_add_loop_test(ops, test_backward, 0, all);
-    tcase_add_loop_test(ops, test_alpha_beta, 0, N_MODES * N_TYPES);
-    tcase_add_loop_test(ops, test_hand_training, 0, N_MODES * N_TYPES);
-    tcase_add_loop_test(ops, test_hand_inference, 0, N_MODES * N_TYPES);
-    tcase_add_loop_test(ops, test_hand_backward, 0, N_MODES * N_TYPES);
-    tcase_add_loop_test(ops, test_in_place, 0, N_MODES * N_LAYOUTS + N_IP_CASES);
-    tcase_add_loop_test(ops, test_finite_differences, 0, N_MODES * N_LAYOUTS);
-    tcase_add_loop_test(ops, test_large, 0, 12);
-    tcase_add_loop_test(ops, test_rows, 0, 4);
-    tcase_add_loop_test(ops, test_cluster_channels, 0, 4);
-    tcase_add_test(ops, test_dy_offset);
-    suite_add_tcase(s, ops);
+    TCase *training = tcase_create("training");
+    tcase_add_loop_test(training, test_training, 0, all);
+    tcase_add_loop_test(training, test_hand_training, 0, N_MODES * N_TYPES);
+    tcase_add_loop_test(training, test_alpha_beta, 0, N_MODES * N_TYPES);
+    TCase *inference = tcase_create("inference");
+    tcase_add_loop_test(inference, test_inference, 0, all);
+    tcase_add_loop_test(inference, test_hand_inference, 0, N_MODES * N_TYPES);
+    TCase *backward = tcase_create("backward");
+    tcase_add_loop_test(backward, test_backward, 0, all);
+    tcase_add_loop_test(backward, test_hand_backward, 0, N_MODES * N_TYPES);
+    tcase_add_loop_test(backward, test_finite_differences, 0, N_MODES * N_LAYOUTS);
+    TCase *shapes = tcase_create("shapes");
+    tcase_add_loop_test(shapes, test_in_place, 0, N_MODES * N_LAYOUTS + N_IP_CASES);
+    tcase_add_loop_test(shapes, test_large, 0, 12);
+    tcase_add_loop_test(shapes, test_rows, 0, 4);
+    tcase_add_loop_test(shapes, test_cluster_channels, 0, 4);
+    tcase_add_test(shapes, test_dy_offset);
+    TCase *ops[4] = {training, inference, backward, shapes};
+    for (int i = 0; i < 4; i++) {
+        tcase_set_timeout(ops[i], 60);
+        suite_add_tcase(s, ops[i]);
+    }
 
     TCase *bad = tcase_create("validation");
     tcase_add_loop_test(bad, test_training_bad, 0, N_TRAIN_BAD);

@@ -865,21 +865,29 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("softmax");
-    TCase *ops = tcase_create("ops");
-    tcase_set_timeout(ops, 60);
-    tcase_add_loop_test(ops, test_algos_modes, 0, N_ALGOS * N_MODES * N_TYPES * N_LAYOUTS);
-    tcase_add_loop_test(ops, test_alpha_beta, 0, N_ALGOS * N_TYPES);
-    tcase_add_loop_test(ops, test_hand_forward, 0, N_ALGOS * N_MODES * N_TYPES);
-    tcase_add_loop_test(ops, test_hand_backward, 0, N_ALGOS * N_MODES * N_TYPES);
-    tcase_add_loop_test(ops, test_single_channel, 0, N_ALGOS * N_TYPES);
-    tcase_add_loop_test(ops, test_large_inputs, 0, 2 * N_TYPES);
-    tcase_add_loop_test(ops, test_in_place, 0, N_ALGOS * N_MODES * N_LAYOUTS + N_IP_LARGE);
-    tcase_add_loop_test(ops, test_long_rows, 0, N_ALGOS * N_TYPES * 2);
-    tcase_add_loop_test(ops, test_many_rounds, 0, N_ROUND_CASES);
-    tcase_add_loop_test(ops, test_cluster_rows, 0, N_CLUSTER_CASES * 2);
-    tcase_add_loop_test(ops, test_finite_differences, 0, N_ALGOS * N_MODES * N_LAYOUTS);
-    tcase_add_loop_test(ops, test_peaked_backward, 0, N_LAYOUTS);
-    suite_add_tcase(s, ops);
+    /* the ops in several cases, so that a slow tool (compute-sanitizer's
+     * racecheck) can run them apart: CK_RUN_CASE=modes, ... */
+    TCase *modes = tcase_create("modes");
+    tcase_add_loop_test(modes, test_algos_modes, 0, N_ALGOS * N_MODES * N_TYPES * N_LAYOUTS);
+    tcase_add_loop_test(modes, test_finite_differences, 0, N_ALGOS * N_MODES * N_LAYOUTS);
+    TCase *hand = tcase_create("hand");
+    tcase_add_loop_test(hand, test_alpha_beta, 0, N_ALGOS * N_TYPES);
+    tcase_add_loop_test(hand, test_hand_forward, 0, N_ALGOS * N_MODES * N_TYPES);
+    tcase_add_loop_test(hand, test_hand_backward, 0, N_ALGOS * N_MODES * N_TYPES);
+    tcase_add_loop_test(hand, test_single_channel, 0, N_ALGOS * N_TYPES);
+    tcase_add_loop_test(hand, test_peaked_backward, 0, N_LAYOUTS);
+    TCase *sizes = tcase_create("sizes");
+    tcase_add_loop_test(sizes, test_large_inputs, 0, 2 * N_TYPES);
+    tcase_add_loop_test(sizes, test_in_place, 0, N_ALGOS * N_MODES * N_LAYOUTS + N_IP_LARGE);
+    tcase_add_loop_test(sizes, test_long_rows, 0, N_ALGOS * N_TYPES * 2);
+    TCase *rounds = tcase_create("rounds");
+    tcase_add_loop_test(rounds, test_many_rounds, 0, N_ROUND_CASES);
+    tcase_add_loop_test(rounds, test_cluster_rows, 0, N_CLUSTER_CASES * 2);
+    TCase *ops[4] = {modes, hand, sizes, rounds};
+    for (int i = 0; i < 4; i++) {
+        tcase_set_timeout(ops[i], 60);
+        suite_add_tcase(s, ops[i]);
+    }
 
     TCase *bad = tcase_create("validation");
     tcase_add_loop_test(bad, test_fwd_bad, 0, N_FWD_BAD);
