@@ -44,6 +44,11 @@ UDNN_GPU_HIDDEN udnnStatus_t udnn_gpu_bind(udnn_gpu_context *c)
         if (st_ != UDNN_STATUS_SUCCESS) return st_;                                        \
     } while (0)
 
+/* A kernel compiled as all the plugin's kernels are: the architecture its
+ * loaded code was compiled for is theirs, and says whether their
+ * udnn_gpu_follow waits on this device (vendor.h). */
+static __global__ void udnn_gpu_probe(void) {}
+
 static int gpu_device_count(void)
 {
     int n = 0;
@@ -76,7 +81,7 @@ static udnnStatus_t gpu_context_create(int device, void **ctx)
     }
     snprintf(c->name, sizeof c->name, "%s", prop.name);
     c->sm_count = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
-    c->follows = prop.major >= 9;
+    c->follows = prop.major >= 9 && udnnGpuKernelPtxVersion((const void *)udnn_gpu_probe) >= 90;
     /* enough blocks to fill every multiprocessor several times over */
     c->max_blocks = c->sm_count * 32;
     c->shared_per_block = prop.sharedMemPerBlockOptin > prop.sharedMemPerBlock

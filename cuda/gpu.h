@@ -23,7 +23,7 @@ typedef struct {
     udnnGpuStream_t stream; /* NULL: the legacy default stream */
     int max_blocks;         /* a grid-size cap for grid-stride kernels */
     int sm_count;           /* multiprocessors */
-    int follows;            /* kernels may launch as followers (vendor.h; sm_90 and later) */
+    int follows;            /* kernels may launch as followers (vendor.h): sm_90 code */
     size_t shared_per_block; /* the most shared memory a block may ask for */
     void *scratch;          /* UDNN_GPU_SCRATCH_BYTES of device memory */
     size_t scratch_bytes;

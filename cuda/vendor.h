@@ -239,17 +239,24 @@ __device__ __forceinline__ void udnnGpuClusterWait(void)
     __cluster_barrier_wait();
 #endif
 }
+/* The virtual architecture a kernel's loaded code was compiled for (90:
+ * sm_90; older PTX compiled on load reads its own), 0 where the runtime
+ * cannot tell. */
+static inline int udnnGpuKernelPtxVersion(const void *kernel)
+{
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, kernel) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return fa.ptxVersion;
+}
 /* Whether a kernel's loaded code was compiled for clusters (PTX of sm_90
  * or later), and its leave to take clusters of up to 16 blocks (more than
  * the portable 8). */
 static inline bool udnnGpuKernelHasClusters(const void *kernel)
 {
-    cudaFuncAttributes fa;
-    if (cudaFuncGetAttributes(&fa, kernel) != cudaSuccess) {
-        cudaGetLastError();
-        return false;
-    }
-    if (fa.ptxVersion < 90) return false;
+    if (udnnGpuKernelPtxVersion(kernel) < 90) return false;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
         cudaSuccess)
         cudaGetLastError(); /* the portable 8 only */
@@ -263,7 +270,9 @@ static inline bool udnnGpuKernelHasClusters(const void *kernel)
  * follower calls udnnGpuWaitPrevious before it touches global memory,
  * which returns once the previous kernel has finished and its writes are
  * visible; so a follower that follows a follower also waits for the one
- * before. Both do nothing before sm_90, where launches serialize.
+ * before. Both do nothing in code compiled for an older architecture,
+ * so a kernel launches as a follower only where its loaded code was
+ * compiled for sm_90 or later (udnnGpuKernelPtxVersion).
  * UDNN_GPU_PDL 0 launches every kernel plainly, for comparison. */
 #ifndef UDNN_GPU_PDL
 #define UDNN_GPU_PDL 1
