@@ -239,9 +239,9 @@ __device__ __forceinline__ void udnnGpuClusterWait(void)
     __cluster_barrier_wait();
 #endif
 }
-/* The virtual architecture a kernel's loaded code was compiled for (90:
- * sm_90; older PTX compiled on load reads its own), 0 where the runtime
- * cannot tell. */
+/* The virtual architecture a kernel's loaded code was compiled for: 90
+ * for sm_90 code, 80 for code compiled on load from compute_80 PTX; 0
+ * where the runtime cannot tell. */
 static inline int udnnGpuKernelPtxVersion(const void *kernel)
 {
     cudaFuncAttributes fa;
