@@ -232,6 +232,10 @@ static udnnStatus_t run_infer(bn_set *b, double alpha, double beta, double eps)
                                                   ptr(&b->var), eps);
 }
 
+/* run_bwd's scalars unblended, and blended with each away from 0 and 1 */
+static const double bwd_plain[4] = {1.0, 0.0, 1.0, 0.0};
+static const double bwd_mixed[4] = {-0.75, 0.5, 1.5, -0.25};
+
 /* Scalars: alpha and beta for dx, then for dscale and dbias. */
 static udnnStatus_t run_bwd(bn_set *b, const double sc[4], double eps, int with_saved)
 {
@@ -492,10 +496,9 @@ START_TEST(test_backward)
     int mode = _i % N_MODES;
     udnnDataType_t t = tu_float_types[(_i / N_MODES) % N_TYPES];
     tu_layout l = (tu_layout)(_i / (N_MODES * N_TYPES));
-    static const double plain[4] = {1.0, 0.0, 1.0, 0.0};
     TU_FOR_EACH_BACKEND(h, bk)
     {
-        for (int s = 0; s < N_SHAPES; s++) check_backward(h, bk, mode, t, l, s, plain);
+        for (int s = 0; s < N_SHAPES; s++) check_backward(h, bk, mode, t, l, s, bwd_plain);
     }
 }
 END_TEST
@@ -510,56 +513,41 @@ START_TEST(test_large)
     const int mode = 1 + _i % 2; /* SPATIAL, SPATIAL_PERSISTENT */
     const udnnDataType_t t = types[(_i / 2) % 3];
     const tu_layout l = _i / 6 ? TU_NHWC : TU_NCHW;
-    static const double plain[4] = {1.0, 0.0, 1.0, 0.0};
     TU_FOR_EACH_BACKEND(h, bk)
     {
         for (int s = FIRST_LARGE; s < FIRST_ROWS; s++) {
             check_training(h, bk, mode, t, l, s, 1.0, 0.0);
-            check_backward(h, bk, mode, t, l, s, plain);
+            check_backward(h, bk, mode, t, l, s, bwd_plain);
         }
     }
 }
 END_TEST
 
-/* Training and backward on the rows shapes, NHWC, SPATIAL, FLOAT and
- * HALF, plain and blended; on GPU backends only (the CPU computes them
- * as it does every other shape, and would cost CI minutes here). */
-START_TEST(test_rows)
+/* Training and backward on shapes [first, end) in layout l, SPATIAL,
+ * FLOAT (i even) or HALF, plain (i < 2) or blended; on GPU backends only
+ * (the CPU computes them as it does every other shape, and would cost CI
+ * minutes here). */
+static void check_gpu_shapes(int i, int first, int end, tu_layout l)
 {
     tu_seed_fresh();
-    const udnnDataType_t t = _i % 2 ? UDNN_DATA_HALF : UDNN_DATA_FLOAT;
-    const int blended = _i / 2;
-    static const double plain[4] = {1.0, 0.0, 1.0, 0.0}, mixed[4] = {-0.75, 0.5, 1.5, -0.25};
+    const udnnDataType_t t = i % 2 ? UDNN_DATA_HALF : UDNN_DATA_FLOAT;
+    const int blended = i / 2;
     TU_FOR_EACH_BACKEND(h, bk)
     {
         if (bk != UDNN_BACKEND_CPU)
-            for (int s = FIRST_ROWS; s < FIRST_CLUSTER; s++) {
-                check_training(h, bk, 1, t, TU_NHWC, s, blended ? -1.25 : 1.0,
-                               blended ? 0.5 : 0.0);
-                check_backward(h, bk, 1, t, TU_NHWC, s, blended ? mixed : plain);
+            for (int s = first; s < end; s++) {
+                check_training(h, bk, 1, t, l, s, blended ? -1.25 : 1.0, blended ? 0.5 : 0.0);
+                check_backward(h, bk, 1, t, l, s, blended ? bwd_mixed : bwd_plain);
             }
     }
 }
+
+/* the rows shapes, NHWC */
+START_TEST(test_rows) { check_gpu_shapes(_i, FIRST_ROWS, FIRST_CLUSTER, TU_NHWC); }
 END_TEST
 
-/* Training and backward on the clusters shapes, NCHW, SPATIAL, FLOAT and
- * HALF, plain and blended; on GPU backends only, as test_rows. */
-START_TEST(test_cluster_channels)
-{
-    tu_seed_fresh();
-    const udnnDataType_t t = _i % 2 ? UDNN_DATA_HALF : UDNN_DATA_FLOAT;
-    const int blended = _i / 2;
-    static const double plain[4] = {1.0, 0.0, 1.0, 0.0}, mixed[4] = {-0.75, 0.5, 1.5, -0.25};
-    TU_FOR_EACH_BACKEND(h, bk)
-    {
-        if (bk != UDNN_BACKEND_CPU)
-            for (int s = FIRST_CLUSTER; s < N_ALL_SHAPES; s++) {
-                check_training(h, bk, 1, t, TU_NCHW, s, blended ? -1.25 : 1.0,
-                               blended ? 0.5 : 0.0);
-                check_backward(h, bk, 1, t, TU_NCHW, s, blended ? mixed : plain);
-            }
-    }
-}
+/* the clusters shapes, NCHW */
+START_TEST(test_cluster_channels) { check_gpu_shapes(_i, FIRST_CLUSTER, N_ALL_SHAPES, TU_NCHW); }
 END_TEST
 
 /* ---- dy of large mean ------------------------------------------------------------------- */
@@ -575,7 +563,6 @@ START_TEST(test_dy_offset)
 {
     tu_seed_fresh();
     static const int dims[4] = {8, 4, 32, 32};
-    static const double plain[4] = {1.0, 0.0, 1.0, 0.0};
     const int mode = 1; /* SPATIAL */
     TU_FOR_EACH_BACKEND(h, bk)
     {
@@ -591,7 +578,7 @@ START_TEST(test_dy_offset)
             tu_buf_poison(&b.dscale.buf);
             tu_buf_poison(&b.dbias.buf);
             expect_grads(&b, w.mean, w.inv, w.ref, w.ds, w.db);
-            tu_ok(run_bwd(&b, plain, eps_default, with_saved));
+            tu_ok(run_bwd(&b, bwd_plain, eps_default, with_saved));
             const char *how[3] = {"dy offset, dx", "dy offset, dscale", "dy offset, dbias"};
             tu_tensor *out[3] = {&b.dx, &b.dscale, &b.dbias};
             const double *want[3] = {w.ref, w.ds, w.db};
@@ -735,7 +722,6 @@ START_TEST(test_hand_backward)
                                     {-0.25, 0.875, -0.875, 0.25}};
     static const double dscale[2][2] = {{-0.75, -0.75}, {-1}};
     static const double dbias[2][2] = {{1, 3}, {4}};
-    static const double plain[4] = {1.0, 0.0, 1.0, 0.0};
     TU_FOR_EACH_BACKEND(h, bk)
     {
         bn_set b;
@@ -747,7 +733,7 @@ START_TEST(test_hand_backward)
             tu_buf_poison(&b.dx.buf);
             tu_buf_poison(&b.dscale.buf);
             tu_buf_poison(&b.dbias.buf);
-            tu_ok(run_bwd(&b, plain, hc->eps, with_saved));
+            tu_ok(run_bwd(&b, bwd_plain, hc->eps, with_saved));
             tu_check_tensor(&b.dx, dx[spatial], with_saved ? "dx (saved)" : "dx");
             tu_check_tensor(&b.dscale, dscale[spatial], "dscale");
             tu_check_tensor(&b.dbias, dbias[spatial], "dbias");
@@ -968,9 +954,8 @@ START_TEST(test_finite_differences)
             numeric_grad(&b, &b.bias, dy, num_b);
             /* analytic: with the statistics the forward saved, then recomputed */
             tu_ok(run_train(&b, 1.0, 0.0, 1.0, eps_default, 0, 1));
-            static const double plain[4] = {1.0, 0.0, 1.0, 0.0};
             for (int with_saved = 1; with_saved >= 0; with_saved--) {
-                tu_ok(run_bwd(&b, plain, eps_default, with_saved));
+                tu_ok(run_bwd(&b, bwd_plain, eps_default, with_saved));
                 tu_download(&b.dx);
                 tu_download(&b.dscale);
                 tu_download(&b.dbias);
