@@ -518,7 +518,7 @@ static inline udnnStatus_t udnn_gpu_launch_status(udnnGpuError_t e, const char *
                                : udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED, what);
 }
 
-/* udnnGpuLaunchClusters on the context's stream, a follower where
+/* udnnGpuLaunch in clusters on the context's stream, a follower where
  * `follow` and the device takes them: the kernel then starts with
  * udnn_gpu_follow. */
 template <class... P, class... A>
@@ -527,22 +527,21 @@ static inline udnnStatus_t udnn_gpu_cluster_launch(const udnn_gpu_context *c, co
                                                    unsigned block, size_t shared,
                                                    unsigned cluster, bool follow, A... args)
 {
-    return udnn_gpu_launch_status(udnnGpuLaunchClusters(kernel, grid, block, shared, c->stream,
-                                                        cluster, follow && c->follows != 0,
-                                                        args...),
+    return udnn_gpu_launch_status(udnnGpuLaunch(kernel, dim3(grid), dim3(block), shared,
+                                                c->stream, cluster, follow && c->follows != 0,
+                                                args...),
                                   what);
 }
 
-/* udnnGpuLaunchFollower on the context's stream, a follower where the
- * device takes them: the kernel starts with udnn_gpu_follow. */
+/* udnnGpuLaunch on the context's stream, a follower where the device
+ * takes them: the kernel starts with udnn_gpu_follow. */
 template <class... P, class... A>
 static inline udnnStatus_t udnn_gpu_follower_launch(const udnn_gpu_context *c, const char *what,
                                                     void (*kernel)(P...), dim3 grid, dim3 block,
                                                     size_t shared, A... args)
 {
     return udnn_gpu_launch_status(
-        udnnGpuLaunchFollower(kernel, grid, block, shared, c->stream, c->follows != 0, args...),
-        what);
+        udnnGpuLaunch(kernel, grid, block, shared, c->stream, 0, c->follows != 0, args...), what);
 }
 
 /* A cluster block's share of n 16-byte loads from load p0 on, held in
@@ -709,10 +708,7 @@ static inline size_t udnn_gpu_align256(size_t bytes)
 /* The status of the last launch, with the runtime's message on failure. */
 static inline udnnStatus_t udnn_gpu_launched(void)
 {
-    udnnGpuError_t e = udnnGpuGetLastError();
-    if (e != udnnGpuSuccess)
-        return udnn_gpu_fail(e, UDNN_STATUS_EXECUTION_FAILED, "launching a kernel");
-    return UDNN_STATUS_SUCCESS;
+    return udnn_gpu_launch_status(udnnGpuGetLastError(), "launching a kernel");
 }
 
 /* Binds ctx's device and declares `c` (the context) and `p` (the problem as

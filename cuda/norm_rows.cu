@@ -635,9 +635,8 @@ static int64_t nm_bwd_rows_launch(const udnn_gpu_context *c, const nm_row_args<T
     if (blocks > room) blocks = room;
     if (blocks < 1) blocks = 1;
     /* a failed launch reaches the caller's udnn_gpu_launched */
-    (void)udnnGpuLaunchFollower(nm_bwd_rows<T, V, COLS, R, PF, FW>, dim3((unsigned)blocks),
-                                dim3((unsigned)tw, (unsigned)th), smem, c->stream,
-                                c->follows != 0, a);
+    (void)udnnGpuLaunch(nm_bwd_rows<T, V, COLS, R, PF, FW>, dim3((unsigned)blocks),
+                        dim3((unsigned)tw, (unsigned)th), smem, c->stream, 0, c->follows != 0, a);
     return blocks;
 }
 
@@ -658,8 +657,8 @@ static int64_t nm_bwd_wide_launch(const udnn_gpu_context *c, const nm_row_args<T
     if (blocks > n * c->sm_count) blocks = n * c->sm_count;
     if (blocks > room) blocks = room;
     if (blocks < 1) return 0;
-    (void)udnnGpuLaunchFollower(nm_bwd_wide<T>, dim3((unsigned)blocks), dim3((unsigned)tw),
-                                nm_wide_smem<T>(tw), c->stream, c->follows != 0, a);
+    (void)udnnGpuLaunch(nm_bwd_wide<T>, dim3((unsigned)blocks), dim3((unsigned)tw),
+                        nm_wide_smem<T>(tw), c->stream, 0, c->follows != 0, a);
     return blocks;
 }
 

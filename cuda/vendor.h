@@ -263,7 +263,7 @@ static inline bool udnnGpuKernelHasClusters(const void *kernel)
     return true;
 }
 /* Programmatic dependent launch (sm_90 and later). A kernel launched as
- * a follower (udnnGpuLaunchClusters' `follow`, udnnGpuLaunchFollower) may
+ * a follower (udnnGpuLaunch's `follow`) may
  * be scheduled while the stream's previous kernel still runs, once each
  * of that kernel's blocks has called udnnGpuLetFollowerStart or exited: its
  * launch and first blocks overlap the previous kernel's last ones. A
@@ -290,7 +290,8 @@ __device__ __forceinline__ void udnnGpuLetFollowerStart(void)
 #endif
 }
 /* The launch of grid blocks in clusters of `cluster` (grid a multiple of
- * it; 0: no clusters), a follower where `follow`, for the calls below. */
+ * it; 0: no clusters), a follower where `follow`, for the two calls
+ * below. */
 static inline cudaLaunchConfig_t udnnGpuLaunchConfig(cudaLaunchAttribute at[2], dim3 grid,
                                                      dim3 block, size_t shared,
                                                      cudaStream_t stream, unsigned cluster,
@@ -331,27 +332,16 @@ static inline int udnnGpuMaxActiveClusters(const void *kernel, unsigned block, s
     }
     return n;
 }
-/* Launches kernel(args) in clusters (grid a multiple of `cluster`), a
- * follower where `follow`. */
+/* Launches kernel(args) in clusters of `cluster` blocks (grid a multiple
+ * of it; 0: no clusters), a follower where `follow`. */
 template <class... P, class... A>
-static inline cudaError_t udnnGpuLaunchClusters(void (*kernel)(P...), unsigned grid, unsigned block,
-                                                size_t shared, cudaStream_t stream,
-                                                unsigned cluster, bool follow, A... args)
+static inline cudaError_t udnnGpuLaunch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared,
+                                        cudaStream_t stream, unsigned cluster, bool follow,
+                                        A... args)
 {
     cudaLaunchAttribute at[2];
     const cudaLaunchConfig_t cfg =
-        udnnGpuLaunchConfig(at, dim3(grid), dim3(block), shared, stream, cluster, follow);
-    return cudaLaunchKernelEx(&cfg, kernel, args...);
-}
-/* Launches kernel(args) as a follower where `follow`. */
-template <class... P, class... A>
-static inline cudaError_t udnnGpuLaunchFollower(void (*kernel)(P...), dim3 grid, dim3 block,
-                                                size_t shared, cudaStream_t stream, bool follow,
-                                                A... args)
-{
-    cudaLaunchAttribute at[2];
-    const cudaLaunchConfig_t cfg =
-        udnnGpuLaunchConfig(at, grid, block, shared, stream, 0, follow);
+        udnnGpuLaunchConfig(at, grid, block, shared, stream, cluster, follow);
     return cudaLaunchKernelEx(&cfg, kernel, args...);
 }
 
